@@ -450,6 +450,7 @@ class SelectTestsTest(SeriesTestCase):
         'demo/compute/api.py': '',
         'demo/exception.py': '',
         'demo/tests/unit/test_exception.py': '',
+        'demo/tests/unit/virt/test_exception.py': '',
         'demo/tests/unit/compute/test_api.py':
             'from demo.compute import api\n',
         'demo/tests/unit/compute/test_users.py':
@@ -480,10 +481,11 @@ class SelectTestsTest(SeriesTestCase):
                           'demo.tests.unit.test_always'], unit)
         self.assertEqual(['demo.tests.functional.wsgi.test_api'], functional)
 
-    def test_top_level_module_selects_only_its_own_test(self):
+    def test_top_level_module_selects_the_tests_named_after_it(self):
         unit, functional = self.select(['demo/exception.py'])
         self.assertEqual(['demo.tests.unit.test_always',
-                          'demo.tests.unit.test_exception'], unit)
+                          'demo.tests.unit.test_exception',
+                          'demo.tests.unit.virt.test_exception'], unit)
         self.assertEqual([], functional)
 
     def test_touched_tests_and_samples(self):
