@@ -5,10 +5,17 @@ by tools/setup-test-host) and for each row count N: create an empty
 database, build Nova's main schema up to the revision before the
 attach_mode migration, fill block_device_mapping with N realistic rows (two
 per instance: a root volume with its connection_info and a local swap
-disk), then time only the attach_mode migration. The migration runs three
-times per N (between runs the columns are dropped and the alembic version
-put back) and the median is reported. Prints, per engine, the times and the
-ratio t(largest N) / t(smallest N); the target is <= 1.5.
+disk), then time only the attach_mode migration, as `nova-manage db sync`
+would run it. The migration runs seven times per N (between runs the
+columns are dropped and the alembic version put back) and the median is
+reported. Prints, per engine, the times and the ratio of each N's time to
+the smallest N's; the target for 1,000,000 against 1,000 rows is <= 1.5.
+
+A table rewrite or a backfill would make the time grow with N (seconds for
+a million rows). A metadata-only ALTER does not; what remains is constant:
+alembic's own overhead and, on MariaDB, InnoDB re-sampling the index
+statistics after the ALTER (a fixed number of pages once the table spans
+more than a few).
 
 Run with: tools/series bench nova bdm_attach_mode_migration [N ...]
 """
@@ -30,7 +37,7 @@ SERVERS = {
                '?charset=utf8',
     'postgresql': f'postgresql+psycopg2://{CITEST}:{CITEST}@127.0.0.1/{{db}}',
 }
-REPEATS = 3
+REPEATS = 7
 TARGET_RATIO = 1.5
 
 CONNECTION_INFO = (
@@ -109,6 +116,24 @@ def fill(engine, engine_name, rows):
     return count
 
 
+def settle(engine, engine_name):
+    """Write back what the fill left behind before timing the migration.
+
+    Right after inserting a million rows MariaDB is still purging undo
+    history and flushing dirty pages; a migration timed then measures that
+    background I/O, which an operator upgrading a settled database does not
+    see. FLUSH TABLES ... FOR EXPORT waits for both, for these tables.
+    PostgreSQL was vacuumed by fill().
+    """
+    if engine_name != 'mariadb':
+        return
+    with engine.connect().execution_options(
+            isolation_level='AUTOCOMMIT') as conn:
+        conn.execute(sa.text('FLUSH TABLES block_device_mapping, '
+                             'shadow_block_device_mapping FOR EXPORT'))
+        conn.execute(sa.text('UNLOCK TABLES'))
+
+
 def undo(engine, before):
     with engine.begin() as conn:
         for table in ('block_device_mapping', 'shadow_block_device_mapping'):
@@ -136,6 +161,7 @@ def measure(engine_name, rows, config, revision, before):
     upgrade(engine, config, before)
     started = time.monotonic()
     count = fill(engine, engine_name, rows)
+    settle(engine, engine_name)
     fill_time = time.monotonic() - started
     times = []
     for repeat in range(REPEATS):
@@ -150,13 +176,13 @@ def measure(engine_name, rows, config, revision, before):
 
 
 def main(argv):
-    counts = [int(arg) for arg in argv] or [1_000, 1_000_000]
+    counts = [int(arg) for arg in argv] or [1_000, 10_000, 1_000_000]
     config = migration._find_alembic_conf('main')
     revision, before = attach_mode_revision(config)
     print(f'attach_mode migration {revision} (after {before}); median of '
           f'{REPEATS} runs per size')
     print(f'{"engine":<11} {"rows":>10} {"fill (s)":>9} '
-          f'{"migration (s)":>14}  runs')
+          f'{"migration (s)":>14}  runs (s)')
     verdicts = []
     for engine_name in SERVERS:
         medians = []
@@ -167,12 +193,14 @@ def main(argv):
             print(f'{engine_name:<11} {count:>10,} {fill_time:>9.1f} '
                   f'{medians[-1]:>14.3f}  '
                   + ' '.join(f'{t:.3f}' for t in times), flush=True)
+        for rows, median in zip(counts[1:], medians[1:]):
+            print(f'{engine_name:<11} ratio {rows:,} / {counts[0]:,} rows: '
+                  f'{median / medians[0]:.2f}', flush=True)
         ratio = medians[-1] / medians[0]
         verdict = 'OK' if ratio <= TARGET_RATIO else 'OVER TARGET'
         verdicts.append(verdict)
-        print(f'{engine_name:<11} ratio {counts[-1]:,} / {counts[0]:,} rows:'
-              f' {ratio:.2f} (target <= {TARGET_RATIO}) {verdict}',
-              flush=True)
+        print(f'{engine_name:<11} target: {counts[-1]:,} / {counts[0]:,} '
+              f'rows <= {TARGET_RATIO}: {verdict}', flush=True)
     return 0 if all(v == 'OK' for v in verdicts) else 1
 
 
