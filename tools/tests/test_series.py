@@ -465,6 +465,15 @@ class SelectTestsTest(SeriesTestCase):
             "class T:\n    sample_dir = 'things'\n",
         'demo/tests/functional/notify/test_events.py':
             "self._verify('thing-created')\n",
+        'demo/tests/fixtures/volume.py':
+            'class VolumeFixture:\n    pass\n\n\ndef helper():\n    pass\n',
+        'demo/tests/unit/test_uses_fixture.py':
+            'self.useFixture(fixtures.VolumeFixture(self))\n',
+        'demo/tests/functional/test_servers.py':
+            'self.useFixture(fixtures.VolumeFixture(self))\n',
+        'demo/tests/functional/test_volumes.py':
+            'VolumeFixture.VOLUME_ID\n',
+        'demo/tests/unit/test_helper.py': 'volume.helper()\n',
     }
 
     def select(self, changed):
@@ -472,6 +481,7 @@ class SelectTestsTest(SeriesTestCase):
             (self.root / path).parent.mkdir(parents=True, exist_ok=True)
             (self.root / path).write_text(text)
         self.project.always = ('demo.tests.unit.test_always',)
+        self.project.expensive = ('demo.tests.functional.test_servers',)
         return series.select_tests(self.project, self.root, changed)
 
     def test_source_module_selects_its_tests_and_importers(self):
@@ -479,7 +489,19 @@ class SelectTestsTest(SeriesTestCase):
         self.assertEqual(['demo.tests.unit.compute.test_api',
                           'demo.tests.unit.compute.test_users',
                           'demo.tests.unit.test_always'], unit)
-        self.assertEqual(['demo.tests.functional.wsgi.test_api'], functional)
+        self.assertEqual(['demo.tests.functional.test_api',
+                          'demo.tests.functional.wsgi.test_api'], functional)
+
+    def test_changed_fixture_selects_its_users_but_not_expensive_ones(self):
+        unit, functional = self.select(['demo/tests/fixtures/volume.py'])
+        self.assertEqual(['demo.tests.unit.test_always',
+                          'demo.tests.unit.test_uses_fixture'], unit)
+        self.assertEqual(['demo.tests.functional.test_volumes'], functional)
+
+    def test_expensive_module_runs_when_touched(self):
+        unit, functional = self.select(
+            ['demo/tests/functional/test_servers.py'])
+        self.assertEqual(['demo.tests.functional.test_servers'], functional)
 
     def test_top_level_module_selects_the_tests_named_after_it(self):
         unit, functional = self.select(['demo/exception.py'])
