@@ -549,3 +549,18 @@ class SummaryTest(unittest.TestCase):
 
 if __name__ == '__main__':
     unittest.main()
+
+
+class TypecheckTestCase(unittest.TestCase):
+
+    def test_nova_is_type_checked_as_its_tox_does(self):
+        nova = series.load_projects()['nova']
+        self.assertIn('mypy', nova.type_check_packages)
+        self.assertIsInstance(nova.type_check_packages, tuple)
+
+    def test_project_without_type_check_packages_is_skipped(self):
+        project = series.Project(name='cinder', version='29.0.0', sha256='0')
+        with mock.patch.object(series, 'run') as run:
+            result = series.typecheck(project)
+        run.assert_not_called()
+        self.assertEqual((0, 0), (result.passed, result.failed))
