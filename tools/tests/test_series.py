@@ -365,6 +365,38 @@ class CheckTest(SeriesTestCase):
         self.assertIn(f'{name}: no Signed-off-by: trailer (DCO)', problems)
 
 
+class ReleaseNotesRepoTest(SeriesTestCase):
+
+    def test_holds_the_series_notes_and_the_current_series_page(self):
+        self.quiet(series.apply, self.project)
+        source = self.tree / 'releasenotes' / 'source'
+        (source / '_static').mkdir(parents=True)
+        (source / '_static' / '.placeholder').write_text('')
+        (source / 'conf.py').write_text("extensions = ['reno.sphinxext']\n")
+        (source / 'unreleased.rst').write_text(
+            'Current Series\n==============\n\n.. release-notes::\n')
+        (source / '2025.1.rst').write_text(
+            '.. release-notes::\n   :branch: stable/2025.1\n')
+        notes = self.tree / 'releasenotes' / 'notes'
+        notes.mkdir()
+        (notes / 'feature-0123456789abcdef.yaml').write_text(
+            'features:\n  - A feature.\n')
+        self.commit('Add a feature with its release note')
+
+        repo = series.release_notes_repo(self.project, 'releasenotes/source')
+
+        files = subprocess.run(['git', 'ls-files'], cwd=repo, check=True,
+                               capture_output=True, text=True).stdout
+        self.assertEqual(['releasenotes/notes/feature-0123456789abcdef.yaml',
+                          'releasenotes/source/_static/.placeholder',
+                          'releasenotes/source/conf.py',
+                          'releasenotes/source/index.rst'],
+                         files.split())
+        self.assertEqual((source / 'unreleased.rst').read_text(),
+                         (repo / source.relative_to(self.tree) /
+                          'index.rst').read_text())
+
+
 class LintMessageTest(unittest.TestCase):
 
     GOOD = ('Add attach_mode to BlockDeviceMapping\n\nWhy it matters.\n\n'
@@ -547,9 +579,6 @@ class SummaryTest(unittest.TestCase):
         self.assertEqual('7 passed, 1 failed', out.getvalue().splitlines()[-1])
 
 
-if __name__ == '__main__':
-    unittest.main()
-
 
 class TypecheckTestCase(unittest.TestCase):
 
@@ -564,3 +593,7 @@ class TypecheckTestCase(unittest.TestCase):
             result = series.typecheck(project)
         run.assert_not_called()
         self.assertEqual((0, 0), (result.passed, result.failed))
+
+
+if __name__ == '__main__':
+    unittest.main()
