@@ -298,6 +298,10 @@ class CheckTest(SeriesTestCase):
         (self.tree / '.stestr' / '0').write_text('')
         (self.tree / 'demo' / '__pycache__').mkdir()
         (self.tree / 'demo' / '__pycache__' / 'core.pyc').write_text('')
+        # The docs build writes sample files next to the sources.
+        (self.tree / 'doc' / 'source' / '_static').mkdir(parents=True)
+        (self.tree / 'doc' / 'source' / '_static' /
+         'demo.conf.sample').write_text('')
         self.assertEqual([], self.problems())
 
     def test_names_commit_dropped_from_work_tree(self):
