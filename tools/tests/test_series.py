@@ -354,6 +354,39 @@ class CheckTest(SeriesTestCase):
         self.assertTrue(any('cleanly with patch -p1' in p and 'offset' in p
                             for p in problems), problems)
 
+    @unittest.skipUnless(shutil.which('quilt'), 'quilt is not installed '
+                         '(tools/setup-test-host installs it for CI)')
+    def test_quilt_applies_the_series(self):
+        self.make_series()
+        self.assertEqual([], self.quiet(series.check, self.project,
+                                        quilt=True))
+
+    @unittest.skipUnless(shutil.which('quilt'), 'quilt is not installed '
+                         '(tools/setup-test-host installs it for CI)')
+    def test_quilt_names_patch_at_an_offset(self):
+        self.make_series()
+        shutil.rmtree(self.tree)
+        path = self.project.patches / '0001-Spell-out-line-ten.patch'
+        text = path.read_text()
+        path.write_text(text.replace('@@ -7,7 +7,7 @@', '@@ -4,7 +4,7 @@'))
+        problems = self.quiet(series.check, self.project, quilt=True)
+        self.assertTrue(any(p.startswith('quilt push -a does not apply') and
+                            'offset' in p for p in problems), problems)
+
+    def test_quilt_required_when_asked_for(self):
+        self.make_series()
+        with mock.patch.object(series.shutil, 'which', return_value=None):
+            problems = self.quiet(series.check, self.project, quilt=True)
+        self.assertIn('quilt is not installed (tools/setup-test-host '
+                      'installs it)', problems)
+
+    def test_rpm_patch_lines(self):
+        self.make_series()
+        self.assertEqual(
+            ['Patch0001: 0001-Spell-out-line-ten.patch',
+             'Patch0002: 0002-Spell-out-line-thirty-and-add-a-module.patch'],
+            series.rpm_patch_lines(self.project))
+
     def test_names_message_without_trailers(self):
         self.quiet(series.apply, self.project)
         self.edit('demo/core.py', 'line 3\n', 'line three\n')
