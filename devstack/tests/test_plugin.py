@@ -95,6 +95,9 @@ class DevstackPluginTest(unittest.TestCase):
         self.iniset_log = self.dest / 'iniset.log'
 
     def stack(self, phase, **env):
+        return self.plugin('stack', phase, **env)
+
+    def plugin(self, *args, **env):
         variables = {
             'PLUGIN_DIR': str(ROOT / 'devstack'),
             'ENABLED_SERVICES': 'n-api,n-cpu,c-api,c-vol,tempest,nova,cinder',
@@ -108,7 +111,7 @@ class DevstackPluginTest(unittest.TestCase):
         }
         variables.update(env)
         return subprocess.run(
-            ['bash', '-c', STUBS, 'plugin', 'stack', phase],
+            ['bash', '-c', STUBS, 'plugin', *args],
             text=True, capture_output=True,
             env=dict(os.environ, **GIT_ENV, **variables))
 
@@ -203,6 +206,14 @@ class DevstackPluginTest(unittest.TestCase):
             self.assertEqual(0, result.returncode, result.stderr)
         self.assertFalse(self.iniset_log.exists())
         self.assertEqual([], self.applied('nova'))
+
+    def test_unstack_and_clean_keep_the_patched_checkouts(self):
+        self.assertEqual(0, self.stack('pre-install').returncode)
+        for action in ('unstack', 'clean'):
+            result = self.plugin(action)
+            self.assertEqual(0, result.returncode, result.stderr)
+        self.assertEqual(change_ids(self.projects['nova']),
+                         self.applied('nova'))
 
 
 if __name__ == '__main__':
