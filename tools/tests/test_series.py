@@ -13,6 +13,7 @@ from pathlib import Path
 import re
 import shutil
 import subprocess
+import sys
 import tarfile
 import tempfile
 import unittest
@@ -655,6 +656,114 @@ class CompareContractTest(unittest.TestCase):
     def test_case_not_run(self):
         _, problems = self.compare({}, self.outcomes(True, True))
         self.assertEqual(2, len(problems))
+
+
+class PipProgressTest(unittest.TestCase):
+
+    def test_condenses_pip_output(self):
+        lines = [f'Collecting package{n}==1.0\n' for n in range(1, 6)] + [
+            "WARNING: Location '/nowhere' is ignored: it is not a URL\n",
+            '  Downloading package5-1.0.tar.gz (10 kB)\n',
+            'Building wheel for package5 (pyproject.toml): started\n',
+            'Installing collected packages: package1, package2, package5\n',
+            'ERROR: something went wrong\n']
+        output = []
+        progress = list(series.pip_progress(lines, output, every=2))
+        self.assertEqual([
+            '  pip: 2 requirements resolved (package2==1.0)',
+            '  pip: 4 requirements resolved (package4==1.0)',
+            '  pip: building package5 from source',
+            '  pip: installing 3 packages',
+            '  ERROR: something went wrong'], progress)
+        self.assertEqual(len(lines) - 1, len(output))
+
+
+FAKE_SCENARIO = """
+import http.server, json, signal, sys, threading
+from pathlib import Path
+
+mode = sys.argv[1]
+transcript = Path(sys.argv[sys.argv.index('--transcript') + 1])
+print('step   expected   observed')
+if mode == 'failing':
+    print('1 steps as stated, 1 not')
+    sys.exit(1)
+print('3 steps as stated, 0 not: the feature works end to end', flush=True)
+
+class API(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        if self.headers['X-Auth-Token'] != 'good' and mode != 'no-auth':
+            self.send_response(401)
+            self.end_headers()
+            return
+        if self.path.endswith('/servers'):
+            body = {'servers': [{'id': 'abc'}]}
+        else:
+            attachment = {'volumeId': 'v'}
+            if mode != 'no-mode':
+                attachment['attach_mode'] = 'ro'
+            body = {'volumeAttachments': [attachment]}
+        self.send_response(200)
+        self.end_headers()
+        self.wfile.write(json.dumps(body).encode())
+
+    def log_message(self, *args):
+        pass
+
+server = http.server.HTTPServer(('127.0.0.1', 0), API)
+threading.Thread(target=server.serve_forever, daemon=True).start()
+stop = threading.Event()
+signal.signal(signal.SIGINT, lambda *_: stop.set())
+transcript.parent.mkdir(parents=True, exist_ok=True)
+transcript.with_name('endpoint.json').write_text(json.dumps({
+    'endpoint': 'http://127.0.0.1:%d/v2.1' % server.server_address[1],
+    'microversion': '2.105', 'TOKEN': 'good', 'ADMIN_TOKEN': 'admin'}))
+stop.wait()
+if mode == 'hangs':
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    threading.Event().wait()
+"""
+
+
+class EndToEndTest(SeriesTestCase):
+    """The CI step that runs the demo scenario and probes its API."""
+
+    def end_to_end(self, mode):
+        script = self.root / 'fake_scenario.py'
+        script.write_text(FAKE_SCENARIO)
+        self.tree.mkdir(parents=True)
+
+        def command(project, keep_running=False, port=0):
+            self.assertTrue(keep_running)
+            return [sys.executable, str(script), mode, '--transcript',
+                    str(series.demo_dir() / 'transcript.md')]
+        with mock.patch.object(series, 'apply'), \
+                mock.patch.object(series, 'scenario_command', command):
+            return self.quiet(series.end_to_end, self.project, timeout=60)
+
+    def test_green_scenario_reached_from_outside_and_stopped(self):
+        result = self.end_to_end('green')
+        self.assertEqual((3 + 3, 0), (result.passed, result.failed))
+
+    def test_failing_scenario(self):
+        result = self.end_to_end('failing')
+        self.assertEqual((1, 2), (result.passed, result.failed))
+
+    def test_attach_mode_missing_from_the_api(self):
+        result = self.end_to_end('no-mode')
+        self.assertEqual((5, 1), (result.passed, result.failed))
+
+    def test_any_token_accepted(self):
+        result = self.end_to_end('no-auth')
+        self.assertEqual((5, 1), (result.passed, result.failed))
+
+    def test_scenario_that_does_not_stop_is_killed(self):
+        with mock.patch.object(series.subprocess.Popen, 'wait',
+                               side_effect=[subprocess.TimeoutExpired(
+                                   'scenario', 120), 0]) as wait:
+            result = self.end_to_end('hangs')
+        self.assertEqual(2, wait.call_count)
+        self.assertEqual((6, 1), (result.passed, result.failed))
 
 
 class TypecheckTestCase(unittest.TestCase):
