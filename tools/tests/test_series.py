@@ -679,9 +679,11 @@ class PipProgressTest(unittest.TestCase):
 
 
 FAKE_SCENARIO = """
-import http.server, json, signal, sys, threading
+import http.server, json, os, signal, sys, threading
 from pathlib import Path
 
+# Run in Nova's native threading mode, whatever the tests' own setting.
+assert os.environ['OS_NOVA_DISABLE_EVENTLET_PATCHING'] == 'true'
 mode = sys.argv[1]
 transcript = Path(sys.argv[sys.argv.index('--transcript') + 1])
 print('step   expected   observed')
@@ -732,6 +734,7 @@ class EndToEndTest(SeriesTestCase):
         script = self.root / 'fake_scenario.py'
         script.write_text(FAKE_SCENARIO)
         self.tree.mkdir(parents=True)
+        self.project.test_env['OS_NOVA_DISABLE_EVENTLET_PATCHING'] = 'False'
 
         def command(project, keep_running=False, port=0):
             self.assertTrue(keep_running)
