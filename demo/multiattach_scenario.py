@@ -253,6 +253,7 @@ class Deployment(base.ServersTestBase):
         thread = threading.Thread(target=self.httpd.serve_forever,
                                   daemon=True)
         thread.start()
+        self.addCleanup(self.httpd.server_close)
         self.addCleanup(self.httpd.shutdown)
         port = self.httpd.server_address[1]
         self.endpoint = f'http://127.0.0.1:{port}/v2.1'
@@ -264,7 +265,10 @@ class Deployment(base.ServersTestBase):
                 'project_id': nova_fixtures.PROJECT_ID, **self.tokens}
         self.options.endpoint_file.write_text(json.dumps(info, indent=2))
         print(f'''
-The compute API stays up until interrupted (Ctrl-C):
+The compute API stays up until interrupted (Ctrl-C). Endpoint
+{self.endpoint}, microversion {MICROVERSION} (header
+OpenStack-API-Version: compute {MICROVERSION}), project
+{nova_fixtures.PROJECT_ID}:
 
     export NOVA={self.endpoint}
     export TOKEN={self.tokens["TOKEN"]}        # member of the project
@@ -545,6 +549,11 @@ The compute API stays up until interrupted (Ctrl-C):
         self.transcript.heading(
             '4. Server 2 (everything read-only): hard reboot, live '
             'migration, resize; still read-only after each')
+        self.transcript.text(
+            'In this one process, fakelibvirt hands a live-migrated guest '
+            'to the destination host, and a resize skips the SSH copy of '
+            'the instance directory (the root disk is a volume); '
+            'everything else is Nova\'s own code.')
         server_id = self.server_ids[1]
         code, body = self.http('POST', f'/servers/{server_id}/action',
                                {'reboot': {'type': 'HARD'}})

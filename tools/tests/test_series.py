@@ -3,6 +3,7 @@
 Run: python3 -m unittest discover -s tools/tests
 """
 
+import argparse
 import contextlib
 import hashlib
 import importlib.machinery
@@ -12,6 +13,7 @@ import os
 from pathlib import Path
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tarfile
@@ -691,6 +693,8 @@ if mode == 'failing':
     print('1 steps as stated, 1 not')
     sys.exit(1)
 print('3 steps as stated, 0 not: the feature works end to end', flush=True)
+if '--keep-running' not in sys.argv:
+    sys.exit(0)
 
 class API(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
@@ -730,19 +734,35 @@ if mode == 'hangs':
 class EndToEndTest(SeriesTestCase):
     """The CI step that runs the demo scenario and probes its API."""
 
-    def end_to_end(self, mode):
+    def end_to_end(self, mode, function=series.end_to_end):
         script = self.root / 'fake_scenario.py'
         script.write_text(FAKE_SCENARIO)
-        self.tree.mkdir(parents=True)
+        self.tree.mkdir(parents=True, exist_ok=True)
         self.project.test_env['OS_NOVA_DISABLE_EVENTLET_PATCHING'] = 'False'
 
         def command(project, keep_running=False, port=0):
-            self.assertTrue(keep_running)
             return [sys.executable, str(script), mode, '--transcript',
-                    str(series.demo_dir() / 'transcript.md')]
+                    str(series.demo_dir() / 'transcript.md')] + (
+                        ['--keep-running'] if keep_running else [])
         with mock.patch.object(series, 'apply'), \
-                mock.patch.object(series, 'scenario_command', command):
-            return self.quiet(series.end_to_end, self.project, timeout=60)
+                mock.patch.object(series, 'scenario_command', command), \
+                mock.patch.object(series, 'get_project',
+                                  return_value=self.project):
+            if function is series.demo:
+                return function(argparse.Namespace(
+                    force=False, keep_running=False, port=0))
+            return self.quiet(function, self.project, timeout=60)
+
+    def test_demo_returns_the_scenario_exit_code(self):
+        handler = signal.getsignal(signal.SIGINT)
+        for mode, expected in (('green', 0), ('failing', 1)):
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                self.assertEqual(expected,
+                                 self.end_to_end(mode, series.demo))
+            self.assertIn('demo: [3/3]', out.getvalue())
+        # Ctrl-C works again in the caller once the scenario has ended.
+        self.assertIs(handler, signal.getsignal(signal.SIGINT))
 
     def test_green_scenario_reached_from_outside_and_stopped(self):
         result = self.end_to_end('green')
