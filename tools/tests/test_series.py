@@ -750,8 +750,14 @@ class EndToEndTest(SeriesTestCase):
                                   return_value=self.project):
             if function is series.demo:
                 return function(argparse.Namespace(
-                    force=False, keep_running=False, port=0))
+                    project='nova', force=False, keep_running=False, port=0))
             return self.quiet(function, self.project, timeout=60)
+
+    def test_demo_is_of_nova(self):
+        error = io.StringIO()
+        with contextlib.redirect_stderr(error):
+            self.assertEqual(2, self.quiet(series.main, ['demo', 'cinder']))
+        self.assertIn('the demo shows the Nova series', error.getvalue())
 
     def test_demo_returns_the_scenario_exit_code(self):
         handler = signal.getsignal(signal.SIGINT)
