@@ -46,6 +46,7 @@ HOLDS_ON_29_0_0 = {
     'test_read_only_mode_in_connector_only': False,
     'test_read_only_and_read_write_on_one_volume': False,
     'test_volume_flagged_read_only': False,
+    'test_volume_flagged_read_write': False,
     'test_read_write_attachment': True,
     'test_mode_needs_3_54': True,
     'test_second_server_refused_without_multiattach': True,
@@ -145,7 +146,8 @@ class NovaContractTest(test.TestCase):
 
     # --- helpers -----------------------------------------------------------
 
-    def volume(self, multiattach=True, readonly=False):
+    def volume(self, multiattach=True, readonly=None):
+        """A volume; its readonly flag set as os-update_readonly_flag does."""
         params = {'status': 'available', 'host': VOLUME_HOST,
                   'project_id': fake.PROJECT_ID, 'size': 1,
                   'volume_type_id': self.plain_type.id}
@@ -153,8 +155,9 @@ class NovaContractTest(test.TestCase):
             params.update(multiattach=True,
                           volume_type_id=self.multiattach_type.id)
         volume = tests_utils.create_volume(self.admin, **params)
-        if readonly:
-            volume_api.API().update_readonly_flag(self.admin, volume, True)
+        if readonly is not None:
+            volume_api.API().update_readonly_flag(self.admin, volume,
+                                                  readonly)
         return volume.id
 
     def status(self, volume_id):
@@ -274,6 +277,32 @@ class NovaContractTest(test.TestCase):
         volume_id = self.volume(readonly=True)
         attachment = self.attach(volume_id, SERVERS[0], mode='rw')
         self.assertEqual('ro', attachment['connection_info']['access_mode'])
+
+    def test_volume_flagged_read_write(self):
+        """A volume whose readonly flag is 'False' is attached read/write.
+
+        os-update_readonly_flag with false stores the flag as the string
+        'False', as Cinder's legacy attach does on every volume it
+        attaches, so long-lived clouds have many such volumes. Nova
+        attaches one read/write (no mode at create, none in the
+        connector): the attachment, as recorded and as the update returns
+        it, and the connection's access_mode must all say rw.
+
+        On 29.0.0 attachment create takes any flag as read-only, so the
+        attachment is recorded and returned "ro", while access_mode is
+        "rw" (the volume service ignores the flag for a non-admin caller).
+        """
+        volume_id = self.volume(readonly=False)
+        self.assertEqual('False', objects.Volume.get_by_id(
+            self.admin, volume_id).admin_metadata['readonly'])
+        attachment_id = self.reserve(volume_id, SERVERS[0])
+        attachment = self.update(attachment_id, 'compute-a')
+        self.complete(attachment_id)
+        self.assertEqual(
+            {'recorded': 'rw', 'update response': 'rw', 'access_mode': 'rw'},
+            {'recorded': self.attachments(volume_id)[SERVERS[0]][1],
+             'update response': attachment['attach_mode'],
+             'access_mode': attachment['connection_info']['access_mode']})
 
     def test_read_write_attachment(self):
         """A read/write attachment has access_mode rw."""

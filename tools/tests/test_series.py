@@ -451,7 +451,26 @@ class LintMessageTest(unittest.TestCase):
         message = self.GOOD.replace('Add attach_mode', 'Add ' + 'x' * 70)
         message = message.replace('Why it matters.', 'word ' * 20)
         self.assertEqual(['p: subject is 96 characters (about 50, never over '
-                          '72)', 'p: line 3 is over 72 columns'],
+                          '60)', 'p: line 3 is over 72 columns'],
+                         series.lint_message('p', message))
+
+    def test_subject_of_61_characters(self):
+        subject = 'Add attach_mode to BlockDeviceMapping'
+        longer = subject + 'x' * (61 - len(subject))
+        message = self.GOOD.replace(subject, longer)
+        self.assertEqual(['p: subject is 61 characters (about 50, never over '
+                          '60)'], series.lint_message('p', message))
+        message = self.GOOD.replace(subject, longer[:60])
+        self.assertEqual([], series.lint_message('p', message))
+
+    def test_trailers_in_two_blocks(self):
+        trailer = ('Partially-Implements: blueprint '
+                   'volume-multiattach-enhancements\n')
+        message = self.GOOD.replace(
+            trailer, trailer + 'Generated-By: Claude\n\n')
+        self.assertEqual(["p: trailers not in the last paragraph: "
+                          "'Partially-Implements: blueprint "
+                          "volume-multiattach-enhancements'"],
                          series.lint_message('p', message))
 
     def test_fixup_and_non_ascii(self):
