@@ -22,6 +22,7 @@ import unittest
 from unittest import mock
 
 TOOL = Path(__file__).resolve().parents[1] / 'series'
+REPOSITORY = TOOL.parents[1]
 loader = importlib.machinery.SourceFileLoader('series', str(TOOL))
 spec = importlib.util.spec_from_loader('series', loader)
 series = importlib.util.module_from_spec(spec)
@@ -91,8 +92,12 @@ class SeriesTestCase(unittest.TestCase):
         sdist = make_sdist(self.index)
         (self.root / 'projects.toml').write_text(
             f'[demo]\nversion = "1.0"\nsha256 = "{sha256(sdist)}"\n'
+            'constraints = "constraints/upper-constraints.txt"\n'
             'unit-tests = "demo/tests/unit"\n'
             'functional-tests = "demo/tests/functional"\n')
+        (self.root / 'constraints').mkdir()
+        (self.root / 'constraints' / 'upper-constraints.txt').write_text(
+            'demo===0.9\ndemo-client===2.0\noslo.db===18.1.0\n')
         downloads = self.root / '.work' / 'downloads'
         downloads.mkdir(parents=True)
         shutil.copy(sdist, downloads)
@@ -510,12 +515,26 @@ class BaseTest(SeriesTestCase):
         self.assertFalse(self.project.sdist.exists())
 
     def test_constraints_drop_the_project_under_test(self):
-        constraints = self.root / 'upper-constraints.txt'
-        constraints.write_text('demo===0.9\ndemo-client===2.0\n'
-                               'oslo.db===18.1.0\n')
-        with mock.patch.object(series, 'CONSTRAINTS', constraints):
-            self.assertEqual('demo-client===2.0\noslo.db===18.1.0\n',
-                             series.constraints_for(self.project))
+        self.assertEqual('demo-client===2.0\noslo.db===18.1.0\n',
+                         series.constraints_for(self.project))
+
+    def test_constraints_missing_refused_before_downloading(self):
+        self.project.sdist.unlink()
+        (self.root / 'constraints' / 'upper-constraints.txt').unlink()
+        with self.assertRaisesRegex(
+                series.SeriesError,
+                'constraints/upper-constraints.txt .* is not in the '
+                'repository'):
+            self.quiet(series.fetch_base, self.project)
+        self.assertFalse(self.project.sdist.exists())
+
+    def test_the_repository_pins_its_own_constraints(self):
+        # Nothing outside the repository: every project names a file of it.
+        with mock.patch.object(series, 'ROOT', REPOSITORY):
+            for project in series.load_projects().values():
+                self.assertTrue(project.constraints_file.is_relative_to(
+                    REPOSITORY))
+                series.check_constraints(project)
 
     def test_series_file_comments_and_options(self):
         (self.project.patches / 'series').write_text(
@@ -831,3 +850,39 @@ class TypecheckTestCase(unittest.TestCase):
 
 if __name__ == '__main__':
     unittest.main()
+
+
+class StandaloneCloneTest(SeriesTestCase):
+    """The CI step that runs the tool from a clone of the repository alone."""
+
+    def commit_tool(self, script):
+        tool = self.root / 'tools' / 'series'
+        tool.parent.mkdir()
+        tool.write_text(script)
+        for args in (['init', '-q'], ['add', '-A'],
+                     ['commit', '-q', '-m', 'repository']):
+            subprocess.run(['git', *args], cwd=self.root, check=True,
+                           env=dict(os.environ, **AUTHOR))
+
+    def test_commands_run_in_a_clone_with_nothing_beside_it(self):
+        # The stand-in tool records where it runs, what sits beside its
+        # repository and whether a SERIES_ variable reached it.
+        self.commit_tool(
+            'import os, sys\n'
+            'from pathlib import Path\n'
+            'root = Path(__file__).resolve().parents[1]\n'
+            'print(sys.argv[1:], root != Path(os.environ["ORIGINAL"]),\n'
+            '      sorted(p.name for p in root.parent.iterdir()),\n'
+            '      [k for k in os.environ if k.startswith("SERIES_")])\n'
+            'sys.exit(1 if sys.argv[1] == "demo" else 0)\n')
+        with mock.patch.dict(os.environ, {'ORIGINAL': str(self.root),
+                                          'SERIES_ROOT': str(self.root)}):
+            result = self.quiet(series.standalone_clone,
+                                series.load_projects())
+        # status for the one project of projects.toml, then the demo.
+        self.assertEqual((1, 1), (result.passed, result.failed))
+        self.assertIn('tools/series demo failed', result.error)
+        log = (self.root / '.work' / 'logs' /
+               'standalone-clone.log').read_text()
+        self.assertIn("['status', 'demo'] True ['repository'] []", log)
+        self.assertIn("['demo'] True ['repository'] []", log)
