@@ -25,10 +25,13 @@ import argparse
 import dataclasses
 import json
 import logging
+import os
 from pathlib import Path
 import secrets
+import shutil
 import signal
 import sys
+import textwrap
 import threading
 import time
 import unittest
@@ -41,9 +44,11 @@ import requests
 
 from nova import context as nova_context
 from nova.db.main import api as db
+from nova import exception
 from nova import objects
 from nova.objects import service as service_obj
 from nova.tests import fixtures as nova_fixtures
+from nova.tests.fixtures import libvirt as libvirt_fixtures
 from nova.tests.functional.libvirt import base
 
 MICROVERSION = '2.105'
@@ -68,6 +73,12 @@ class DemoCinder(nova_fixtures.CinderFixture):
             return self.volumes[volume_id]['multiattach']
         return super()._is_multiattach(volume_id)
 
+    def fake_get(self, context, volume_id, microversion=None):
+        # CinderFixture makes up a volume for any id; Cinder answers 404.
+        if volume_id not in self.volumes:
+            raise exception.VolumeNotFound(volume_id=volume_id)
+        return super().fake_get(context, volume_id, microversion)
+
     def attachments(self, volume_id=None):
         """(volume id, attachment) for every attachment Cinder holds."""
         return [(vid, dict(attachment))
@@ -81,8 +92,11 @@ class TokenAuth:
 
     The functional stack reads the caller from X-Auth-User,
     X-Auth-Project-Id and X-Roles; this turns a token into those headers
-    and refuses any other token with 401.
+    and refuses any other token with 401. Version discovery (GET / and
+    GET /v2.1) needs no token, as in Nova's api-paste.ini.
     """
+
+    UNAUTHENTICATED = ('/', '/v2.1')
 
     def __init__(self, app, identities):
         self.app = app
@@ -92,16 +106,41 @@ class TokenAuth:
         for key in ('HTTP_X_AUTH_USER', 'HTTP_X_AUTH_PROJECT_ID',
                     'HTTP_X_ROLES'):
             environ.pop(key, None)
+        if (environ['REQUEST_METHOD'] == 'GET' and
+                environ.get('PATH_INFO', '/') in self.UNAUTHENTICATED):
+            return self.app(environ, start_response)
         identity = self.identities.get(environ.get('HTTP_X_AUTH_TOKEN'))
         if identity is None:
+            fault = {'unauthorized': {
+                'code': 401, 'message': 'The request you have made '
+                'requires authentication: unknown or missing X-Auth-Token.'}}
             start_response('401 Unauthorized',
                            [('Content-Type', 'application/json')])
-            return [b'{"error": "unknown or missing X-Auth-Token"}']
+            return [json.dumps(fault).encode()]
         user, roles = identity
         environ['HTTP_X_AUTH_USER'] = user
         environ['HTTP_X_AUTH_PROJECT_ID'] = nova_fixtures.PROJECT_ID
         environ['HTTP_X_ROLES'] = ','.join(roles)
         return self.app(environ, start_response)
+
+
+class AfterEachRequest:
+    """Calls `callback` once the application has answered a request."""
+
+    def __init__(self, app, callback):
+        self.app = app
+        self.callback = callback
+
+    def __call__(self, environ, start_response):
+        body = list(self.app(environ, start_response))
+        try:
+            self.callback()
+        except Exception as error:
+            # The request itself was answered: say what failed, on stderr.
+            print(f'after {environ["REQUEST_METHOD"]} '
+                  f'{environ["PATH_INFO"]}: {type(error).__name__}: '
+                  f'{error}', file=sys.stderr, flush=True)
+        return body
 
 
 class QuietHandler(simple_server.WSGIRequestHandler):
@@ -160,20 +199,30 @@ class Client:
         self.session = requests.Session()
 
     def __call__(self, method, path, body=None, *, token='TOKEN',
-                 microversion=MICROVERSION, show=True):
-        headers = {'X-Auth-Token': self.tokens[token],
-                   'OpenStack-API-Version': f'compute {microversion}'}
+                 microversion=MICROVERSION, show=True, root=False):
+        """One request; `path` is below /v2.1, or below / with root=True.
+
+        token=None sends no X-Auth-Token, microversion=None no version.
+        """
+        headers = {}
+        if token:
+            headers['X-Auth-Token'] = self.tokens[token]
+        if microversion:
+            headers['OpenStack-API-Version'] = f'compute {microversion}'
+        url = (self.endpoint.removesuffix('/v2.1') if root
+               else self.endpoint) + path
         response = self.session.request(
-            method, self.endpoint + path, json=body, headers=headers,
-            timeout=WAIT_SECONDS)
+            method, url, json=body, headers=headers, timeout=WAIT_SECONDS)
         try:
             answer = response.json() if response.content else None
         except ValueError:
             answer = response.text
         if show:
-            lines = [f'{method} /v2.1{path}',
-                     f'OpenStack-API-Version: compute {microversion}',
-                     f'X-Auth-Token: ${token}']
+            lines = [f'{method} {"" if root else "/v2.1"}{path}']
+            if microversion:
+                lines.append(f'OpenStack-API-Version: compute {microversion}')
+            if token:
+                lines.append(f'X-Auth-Token: ${token}')
             if body is not None:
                 lines += [''] + pretty(body)
             lines += ['', f'HTTP {response.status_code} {response.reason}']
@@ -200,6 +249,10 @@ class Deployment(base.ServersTestBase):
         self.report = report
         self.outcomes = report.outcomes
         self.transcript = Transcript()
+        self.guests_dir = options.transcript.with_name('guests')
+        self.volume_ids = {}
+        self.server_ids = []
+        self.flavors = {}
 
     def setUp(self):
         self.useFixture(fixtures.MonkeyPatch(
@@ -247,7 +300,9 @@ class Deployment(base.ServersTestBase):
             self.tokens['ADMIN_TOKEN']: ('admin',
                                          ['reader', 'member', 'admin']),
         }
-        app = TokenAuth(self.api_fixture.app(), identities)
+        app = AfterEachRequest(
+            TokenAuth(self.api_fixture.app(), identities),
+            self.write_guest_disks)
         self.httpd = simple_server.make_server(
             '127.0.0.1', self.options.port, app, handler_class=QuietHandler)
         thread = threading.Thread(target=self.httpd.serve_forever,
@@ -261,14 +316,19 @@ class Deployment(base.ServersTestBase):
         print(f'compute API listening on {self.endpoint}', flush=True)
 
     def keep_running(self):
+        pid = self.options.pid_to_signal or os.getpid()
         info = {'endpoint': self.endpoint, 'microversion': MICROVERSION,
-                'project_id': nova_fixtures.PROJECT_ID, **self.tokens}
-        self.options.endpoint_file.write_text(json.dumps(info, indent=2))
+                'project_id': nova_fixtures.PROJECT_ID, **self.tokens,
+                'pid': pid, 'servers': self.server_ids,
+                'volumes': self.volume_ids, 'flavors': self.flavors,
+                'guest_disks': str(self.guests_dir)}
+        endpoint_file = self.options.endpoint_file
+        endpoint_file.write_text(json.dumps(info, indent=2))
         print(f'''
-The compute API stays up until interrupted (Ctrl-C). Endpoint
-{self.endpoint}, microversion {MICROVERSION} (header
-OpenStack-API-Version: compute {MICROVERSION}), project
-{nova_fixtures.PROJECT_ID}:
+The compute API stays up until interrupted: Ctrl-C, or
+kill -INT {pid} (or -TERM). Endpoint {self.endpoint},
+microversion {MICROVERSION} (header OpenStack-API-Version: compute
+{MICROVERSION}), project {nova_fixtures.PROJECT_ID}:
 
     export NOVA={self.endpoint}
     export TOKEN={self.tokens["TOKEN"]}        # member of the project
@@ -277,15 +337,47 @@ OpenStack-API-Version: compute {MICROVERSION}), project
          -H "OpenStack-API-Version: compute {MICROVERSION}" \\
          $NOVA/servers/{self.server_ids[0]}/os-volume_attachments
 
-(also in {self.options.endpoint_file})''', flush=True)
+Servers, volumes, flavors and tokens: {endpoint_file}
+Each guest's libvirt disk XML, rewritten after every request:
+{self.guests_dir}/<server id>.xml''', flush=True)
         # Whatever the services installed, and even if the shell that
         # started this in the background ignores SIGINT.
         stop = threading.Event()
         for signum in (signal.SIGINT, signal.SIGTERM):
             signal.signal(signum, lambda *_: stop.set())
-        while not stop.is_set():
-            time.sleep(0.5)
+        try:
+            # An attach answers 202 and completes later: refresh the
+            # guests' disks between requests too.
+            while not stop.wait(1):
+                self.write_guest_disks()
+        finally:
+            # Its tokens and guests die with the deployment.
+            endpoint_file.unlink(missing_ok=True)
+            shutil.rmtree(self.guests_dir, ignore_errors=True)
         print('\ninterrupted: stopping the deployment', flush=True)
+
+    def write_guest_disks(self):
+        """Write each guest's current <disk> elements to guests/<id>.xml."""
+        self.guests_dir.mkdir(parents=True, exist_ok=True)
+        current = set()
+        for host, compute in self.computes.items():
+            connection = compute.driver._host.get_connection()
+            for domain in connection.listAllDomains(
+                    libvirt_fixtures.VIR_CONNECT_LIST_DOMAINS_ACTIVE |
+                    libvirt_fixtures.VIR_CONNECT_LIST_DOMAINS_INACTIVE):
+                disks = etree.Element('disks')
+                disks.extend(etree.fromstring(domain.XMLDesc(0)).findall(
+                    './devices/disk'))
+                etree.indent(disks)
+                text = (f'<!-- {domain.name()} on {host} -->\n' +
+                        etree.tostring(disks, encoding='unicode') + '\n')
+                path = self.guests_dir / f'{domain.UUIDString()}.xml'
+                current.add(path)
+                if not path.exists() or path.read_text() != text:
+                    path.write_text(text)
+        for path in self.guests_dir.glob('*.xml'):
+            if path not in current:
+                path.unlink()
 
     def write_transcript(self):
         path = self.options.transcript
@@ -407,7 +499,13 @@ OpenStack-API-Version: compute {MICROVERSION}), project
 
     def prepare(self):
         self.transcript.heading('0. The deployment')
-        code, body = self.http('GET', '/', microversion='2.1', show=False)
+        code, body = self.http('GET', '/', token=None, microversion=None,
+                               root=True, show=False)
+        self.expect_status('0 GET / without a token (versions)', 200,
+                           code, body)
+        code, body = self.http('GET', '', token=None, microversion=None,
+                               show=False)
+        self.expect_status('0 GET /v2.1 without a token', 200, code, body)
         version = body['version']
         self.transcript.text(
             f'Nova compute API {self.endpoint}: microversions '
@@ -429,6 +527,7 @@ OpenStack-API-Version: compute {MICROVERSION}), project
 
     def create_volume(self, name, multiattach, image_id=None):
         volume = self.cinder.create_volume(name, multiattach, image_id)
+        self.volume_ids[name] = volume['id']
         cli = (f'openstack volume create --size 1 '
                f'{"--type multiattach " if multiattach else ""}'
                f'{"--image cirros " if image_id else ""}{name}')
@@ -641,6 +740,19 @@ OpenStack-API-Version: compute {MICROVERSION}), project
         self.expect_unchanged('5 multi-create, volume without multiattach',
                               before)
 
+        missing = '7a0d1c52-1f4b-4c1e-9d55-000000000404'
+        code, body = self.http(
+            'POST', f'/servers/{server_id}/os-volume_attachments',
+            {'volumeAttachment': {'volumeId': missing,
+                                  'attach_mode': 'ro'}})
+        self.expect_status('5 attach of an unknown volume', 404, code, body,
+                           missing)
+        self.expect_unchanged('5 attach of an unknown volume', before)
+
+        code, body = self.http('GET', '/servers', token=None, show=False)
+        self.expect_status('5 GET /servers without a token', 401, code,
+                           body, 'requires authentication')
+
         host = self.server(server_id)['OS-EXT-SRV-ATTR:host']
         # As a compute not yet upgraded to this series would report.
         self.pin_service_version(host, service_obj.SERVICE_VERSION - 1)
@@ -691,9 +803,15 @@ class Report:
                   for i, limit in enumerate((44, 44, 56))]
         print()
         for row in rows:
-            print('  '.join(cell[:width].ljust(width)
-                            for cell, width in zip(row, widths)) +
-                  '  ' + row[3])
+            # A long cell wraps onto further lines of its own column.
+            cells = [textwrap.wrap(cell, width) or ['']
+                     for cell, width in zip(row, widths)]
+            for number in range(max(len(lines) for lines in cells)):
+                line = '  '.join(
+                    (lines[number] if number < len(lines) else '').ljust(
+                        width) for lines, width in zip(cells, widths))
+                print((line + ('  ' + row[3] if number == 0 else ''))
+                      .rstrip())
         failed = [o for o in self.outcomes if not o.ok]
         print(f'\ntranscript: {self.transcript_path}  (Nova\'s log: '
               f'{self.transcript_path.with_name("nova.log")})')
@@ -712,6 +830,10 @@ def main():
                         help='port on 127.0.0.1 (default: any free port)')
     parser.add_argument('--transcript', type=Path,
                         default=Path('demo-transcript.md'))
+    parser.add_argument('--pid-to-signal', type=int, default=0,
+                        help='the PID to name in the keep-running message '
+                        '(that of tools/series, which passes signals on; '
+                        'default: this process)')
     args = parser.parse_args()
     args.endpoint_file = args.transcript.with_name('endpoint.json')
     args.endpoint_file.unlink(missing_ok=True)

@@ -8,21 +8,21 @@ release tag would be).
 Run: python3 -m unittest discover -s devstack/tests
 """
 
-import importlib.machinery
-import importlib.util
 import os
 from pathlib import Path
 import shutil
 import subprocess
+import sys
 import tempfile
 import unittest
 
 ROOT = Path(__file__).resolve().parents[2]
-loader = importlib.machinery.SourceFileLoader('series',
-                                              str(ROOT / 'tools' / 'series'))
-spec = importlib.util.spec_from_loader('series', loader)
-series = importlib.util.module_from_spec(spec)
-loader.exec_module(series)
+sys.path.insert(0, str(ROOT))
+
+from series import base  # noqa: E402
+from series import checks  # noqa: E402
+from series import config  # noqa: E402
+from series import queue  # noqa: E402
 
 GIT_ENV = {'GIT_CONFIG_GLOBAL': os.devnull, 'GIT_CONFIG_NOSYSTEM': '1',
            'GIT_AUTHOR_NAME': 'test', 'GIT_AUTHOR_EMAIL': 'test@localhost',
@@ -61,9 +61,9 @@ def git(cwd, *args):
 
 def change_ids(project):
     ids = []
-    for name in series.read_series(project):
+    for name in queue.read_series(project):
         text = (project.patches / name).read_text()
-        ids.append(series.CHANGE_ID.findall(text)[-1])
+        ids.append(checks.CHANGE_ID.findall(text)[-1])
     return ids
 
 
@@ -71,12 +71,12 @@ class DevstackPluginTest(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.projects = {name: series.get_project(name)
+        cls.projects = {name: config.get_project(name)
                         for name in ('nova', 'cinder')}
         cls.origin = Path(tempfile.mkdtemp(prefix='devstack-origin-'))
         for name, project in cls.projects.items():
             checkout = cls.origin / name
-            shutil.copytree(series.unpack_pristine(project), checkout,
+            shutil.copytree(base.unpack_pristine(project), checkout,
                             symlinks=True)
             git(checkout, 'init', '-q', '-b', 'main')
             git(checkout, 'add', '-A', '-f')
@@ -119,7 +119,7 @@ class DevstackPluginTest(unittest.TestCase):
         project = self.projects[name]
         log = git(self.dest / name, 'log', '--reverse', '--format=%B',
                   f'{project.version}..HEAD')
-        return series.CHANGE_ID.findall(log)
+        return checks.CHANGE_ID.findall(log)
 
     def test_pre_install_applies_both_series(self):
         result = self.stack('pre-install')

@@ -1,0 +1,30 @@
+"""tools/series, the patch queue tool, as a package: one module per concern.
+
+tools/series only puts the repository on sys.path and calls cli.main().
+Modules import each other as modules (config.ROOT, queue.apply), so a
+test patches one attribute in one place and every module sees it.
+
+  config     ROOT (the repository, or $SERIES_ROOT), Project and
+             projects.toml, SeriesError (a problem the user must fix)
+  process    say, run, git: running commands
+  base       the pinned base: the sdist verified against its sha256,
+             unpacked, and made a git repository (tag `base`)
+  queue      the patch queue: the series file, the work tree, apply,
+             export, status, rpm-patches
+  checks     check: commit-message rules, series against patch files,
+             clean application with patch -p1, git am and quilt
+  envs       the test virtualenv pinned by upper-constraints
+  selection  the tests that cover what the series changes
+  suites     what runs and is counted (SuiteResult): stestr suites,
+             flake8, mypy, this repository's own tests, bench, and the
+             summary table
+  docs       sphinx-build -W of the patched docs and release notes
+  contract   the contract suite on the release and on the patched tree
+  demo       the main job: the demo scenario, by hand or end to end
+  ci         everything CI runs, including a standalone clone
+  cli        the command line (argparse) and its verbs
+
+A module imports only modules above it in this list, so there are no
+import cycles. series/tests/ holds the unit tests, one test module per
+module tested (test_<module>.py) and the shared fixture (tests/base.py).
+"""

@@ -1,0 +1,184 @@
+"""`tools/series check`: the commit-message rules, the series file against
+the patch files, and clean application to the pristine tarball.
+"""
+
+from pathlib import Path
+import re
+import shutil
+import tempfile
+
+from series import base
+from series import process
+from series import queue
+
+
+REFERENCE_TRAILER = re.compile(
+    r'^((Partially-)?Implements: blueprint \S+|Related to blueprint \S+|'
+    r'Blueprint: \S+|(Closes|Partial|Related)-Bug: #?\d+)$', re.M)
+CHANGE_ID = re.compile(r'^Change-Id: (I[0-9a-f]{40})$', re.M)
+TRAILER = re.compile(r'^(Change-Id|Signed-off-by|Generated-By|Assisted-By|'
+                     r'(Partially-)?Implements|Blueprint|'
+                     r'(Closes|Partial|Related)-Bug): ')
+# Upstream reviewers ask for subjects of at most 60 characters.
+MAX_SUBJECT = 60
+
+
+def lint_message(name, message):
+    """Return the ways a patch's commit message breaks Nova's rules."""
+    problems = []
+    lines = message.splitlines()
+    subject = lines[0] if lines else ''
+    if not subject:
+        problems.append('empty subject')
+    elif len(subject) > MAX_SUBJECT:
+        problems.append(f'subject is {len(subject)} characters (about 50, '
+                        f'never over {MAX_SUBJECT})')
+    if subject.startswith(('fixup!', 'squash!', 'amend!')):
+        problems.append('a fixup commit: squash it (git rebase -i '
+                        '--autosquash base)')
+    if len(lines) > 1 and lines[1]:
+        problems.append('no blank line after the subject')
+    trailers = message.rstrip().rsplit('\n\n', 1)[-1].splitlines()
+    for number, line in enumerate(lines[2:], 3):
+        long_word = re.search(r'\S{40,}', line)  # a URL or a path
+        is_trailer = line in trailers and re.match(r'[\w-]+: ', line)
+        if len(line) > 72 and not long_word and not is_trailer:
+            problems.append(f'line {number} is over 72 columns')
+    if not message.isascii():
+        problems.append('message is not ASCII')
+    ids = CHANGE_ID.findall(message)
+    if len(ids) != 1:
+        problems.append(f'needs exactly one Change-Id: I<40 hex> trailer, '
+                        f'has {len(ids)}')
+    if not REFERENCE_TRAILER.search(message):
+        problems.append('no blueprint or bug trailer (Implements:, '
+                        'Partially-Implements:, Closes-Bug:, ...)')
+    if not re.search(r'^Signed-off-by: .+ <.+>$', message, re.M):
+        problems.append('no Signed-off-by: trailer (DCO)')
+    stray = [line for paragraph in message.rstrip().split('\n\n')[1:-1]
+             for line in paragraph.splitlines() if TRAILER.match(line)]
+    if stray:
+        problems.append(f'trailers not in the last paragraph: {stray[0]!r}')
+    return [f'{name}: {p}' for p in problems]
+
+
+def commit_message_of_patch(data):
+    """Return the commit message held in a format-patch file."""
+    head, _, rest = data.partition('\n\n')
+    subject = re.search(r'^Subject: (.*(?:\n[ \t].*)*)', head, re.M)
+    subject = re.sub(r'\n[ \t]', ' ', subject.group(1)) if subject else ''
+    subject = re.sub(r'^\[PATCH[^\]]*\] ?', '', subject)
+    body = rest.split('\n---\n', 1)[0]
+    return subject + ('\n\n' + body.rstrip('\n') if body.strip() else '')
+
+
+def check_series_files(project):
+    problems = []
+    names = queue.read_series(project)
+    seen = set()
+    for name in names:
+        if name in seen:
+            problems.append(f'series lists {name} twice')
+        seen.add(name)
+        if not (project.patches / name).exists():
+            problems.append(f'series lists {name}, which does not exist')
+    for path in sorted(project.patches.glob('*.patch')):
+        if path.name not in seen:
+            problems.append(f'{path.name} is not listed in series')
+    ids = {}
+    for name in names:
+        path = project.patches / name
+        if not path.exists():
+            continue
+        message = commit_message_of_patch(path.read_text(errors='replace'))
+        problems.extend(lint_message(name, message))
+        for change_id in CHANGE_ID.findall(message):
+            if change_id in ids:
+                problems.append(f'{name}: Change-Id {change_id} is also in '
+                                f'{ids[change_id]}')
+            ids[change_id] = name
+    return problems
+
+
+PATCH_WARNING = re.compile(r'offset|fuzz|FAILED|Reversed|malformed|'
+                           r'Only garbage|can\'t find file', re.I)
+
+
+def check_applies(project, quilt=False):
+    """Apply the series to the pristine tarball, twice or three times.
+
+    With plain `patch -p1` (the packager path: any fuzz or offset is a
+    problem), with `git am`, and, if asked, with `quilt push -a` as
+    Debian's quilt source format does; all must give the same tree.
+    """
+    names = [n for n in queue.read_series(project)
+             if (project.patches / n).exists()]
+    problems = []
+    if quilt and not shutil.which('quilt'):
+        return ['quilt is not installed (tools/setup-test-host installs it)']
+    with tempfile.TemporaryDirectory() as tmp:
+        am_tree, patch_tree = Path(tmp) / 'am', Path(tmp) / 'patch'
+        base.init_base_repo(project, am_tree)
+        process.git('worktree', 'add', '-q', '--detach', patch_tree, 'base',
+                    cwd=am_tree)
+        am_ok = patch_ok = True
+        for name in names:
+            path = project.patches / name
+            if am_ok:
+                result = process.git('am', '-q', path, cwd=am_tree,
+                                     env=base.TOOL_IDENT, check=False)
+                if result.returncode != 0:
+                    am_ok = False
+                    process.git('am', '--abort', cwd=am_tree, check=False)
+                    problems.append(f'{name} does not apply with git am: '
+                                    f'{result.stdout.strip()}')
+            if patch_ok:
+                result = process.run(['patch', '-p1', '--batch',
+                                      '--no-backup-if-mismatch', '-i', path],
+                                     cwd=patch_tree, check=False)
+                warnings = [line for line in result.stdout.splitlines()
+                            if PATCH_WARNING.search(line)]
+                if result.returncode != 0 or warnings:
+                    patch_ok = False
+                    problems.append(
+                        f'{name} does not apply cleanly with patch -p1: '
+                        + '; '.join(warnings or [result.stdout.strip()]))
+        trees = {'patch -p1': patch_tree}
+        if quilt and names:
+            quilt_tree = Path(tmp) / 'quilt'
+            process.git('worktree', 'add', '-q', '--detach', quilt_tree,
+                        'base', cwd=am_tree)
+            result = process.run(['quilt', '--quiltrc=-', 'push', '-a',
+                                  '--fuzz=0'],
+                                 cwd=quilt_tree, check=False,
+                                 env={'QUILT_PATCHES': str(project.patches),
+                                      'QUILT_PC': '.pc'})
+            warnings = [line for line in result.stdout.splitlines()
+                        if PATCH_WARNING.search(line)]
+            if result.returncode != 0 or warnings:
+                problems.append('quilt push -a does not apply the series '
+                                'cleanly: ' + '; '.join(
+                                    warnings or [result.stdout.strip()]))
+            else:
+                shutil.rmtree(quilt_tree / '.pc')
+                trees['quilt push -a'] = quilt_tree
+        if am_ok and patch_ok and names:
+            am_head = process.git('rev-parse', 'HEAD^{tree}',
+                                  cwd=am_tree).stdout.strip()
+            for tool, tree in trees.items():
+                process.git('add', '-A', '-f', cwd=tree)
+                patched = process.git('write-tree', cwd=tree).stdout.strip()
+                if patched != am_head:
+                    diff = process.git('diff', '--stat', am_head, patched,
+                                       cwd=am_tree).stdout
+                    problems.append(f'{tool} and git am give different '
+                                    f'trees:\n{diff}')
+    return problems
+
+
+def check(project, quilt=False):
+    problems = check_series_files(project)
+    if (project.tree / '.git').exists():
+        problems.extend(queue.unexported(project))
+    problems.extend(check_applies(project, quilt))
+    return problems

@@ -1,0 +1,114 @@
+"""`tools/series ci`: everything CI runs, in one summary."""
+
+import os
+from pathlib import Path
+import subprocess
+import sys
+import tempfile
+import time
+
+from series import checks
+from series import config
+from series import contract
+from series import demo
+from series import docs
+from series import process
+from series import queue
+from series import suites
+
+
+def check_result(project, quilt=False):
+    problems = checks.check(project, quilt)
+    result = suites.SuiteResult(name=f'{project.name} series check',
+                                passed=0 if problems else 1,
+                                failed=1 if problems else 0,
+                                error='\n'.join(problems))
+    process.say(f'{project.name}: series check: ' +
+                ('clean' if not problems else '\n  ' + '\n  '.join(problems)))
+    return result
+
+
+# A real pair of releases on the package index to prove `rebase` on: the
+# Cinder series moved from 29.0.0 to 29.0.0.0rc2 (no 29.0.x point release
+# exists yet; a release candidate is another sdist of the same tree).
+REBASE_PROOF = ('cinder', '29.0.0.0rc2')
+
+
+def standalone_commands(projects):
+    """(arguments, text the output must hold) run in a standalone clone."""
+    name, version = REBASE_PROOF
+    commands = [(['status'], f'{project}: base ') for project in projects]
+    commands.append((['demo'], 'the feature works end to end'))
+    commands.append((['rebase', name, version],
+                     f'the series now applies to {version}'))
+    commands.append((['status', name], f'base {name} {version} '))
+    return commands
+
+
+def standalone_clone(projects):
+    """Clone this repository alone into an empty directory and run there
+    `tools/series status`, the demo scenario and a rebase of a series onto
+    another release: a user who clones it needs nothing beside it.
+    """
+    logs = config.ROOT / '.work' / 'logs'
+    logs.mkdir(parents=True, exist_ok=True)
+    log = logs / 'standalone-clone.log'
+    env = {name: value for name, value in os.environ.items()
+           if not name.startswith('SERIES_')}
+    passed, problems = 0, []
+    with tempfile.TemporaryDirectory(prefix='series-clone-') as tmp:
+        clone = Path(tmp) / 'repository'
+        process.run(['git', 'clone', '--quiet', config.ROOT, clone])
+        process.say(f'standalone clone: {clone} (nothing beside it; log: '
+                    f'{log.relative_to(config.ROOT)})')
+        with open(log, 'w') as out:
+            for command, expected in standalone_commands(projects):
+                shown = f'tools/series {" ".join(command)}'
+                proc = subprocess.run(
+                    [sys.executable, str(clone / 'tools' / 'series'),
+                     *command], cwd=clone, env=env, text=True,
+                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+                out.write(f'$ {shown}\n{proc.stdout}\n')
+                if proc.returncode == 0 and expected in proc.stdout:
+                    passed += 1
+                    process.say(f'  {shown}: ok')
+                else:
+                    problems.append(f'{shown} failed in a standalone clone '
+                                    f'(exit {proc.returncode}; expected '
+                                    f'{expected!r} in its output)')
+                    process.say(f'  {shown}: FAILED\n' +
+                                '\n'.join(proc.stdout.splitlines()[-15:]))
+    return suites.SuiteResult(name='standalone clone', passed=passed,
+                              failed=len(problems), error='; '.join(problems))
+
+
+def ci(args):
+    started = time.monotonic()
+    if not args.no_databases:
+        process.run([config.ROOT / 'tools' / 'setup-test-host'],
+                    capture=False)
+    results = [suites.tool_self_test()]
+    projects = config.load_projects()
+    for name in projects:
+        if (projects[name].patches / 'series').exists():
+            # tools/setup-test-host installs quilt with the databases.
+            results.append(check_result(projects[name],
+                                        quilt=not args.no_databases))
+    results.append(standalone_clone(projects))
+    nova = projects['nova']
+    results.append(demo.end_to_end())
+    results.extend(suites.test(nova, databases=not args.no_databases))
+    results.extend(docs.docs(nova))
+    results.append(suites.lint(nova))
+    results.append(suites.typecheck(nova))
+    results.append(suites.lint_tools(nova))
+    cinder = projects['cinder']
+    if queue.read_series(cinder):
+        results.extend(suites.test(cinder, databases=not args.no_databases))
+        results.append(suites.lint(cinder))
+        results.append(contract.contract(cinder))
+    # The devstack plugin's tests are not a package: no top-level directory.
+    results.append(suites.tool_self_test('devstack/tests',
+                                         'devstack plugin tests',
+                                         top_level=None))
+    return suites.print_summary(results, started)

@@ -1,0 +1,106 @@
+"""Where the repository is and what projects.toml says.
+
+ROOT is the repository (or $SERIES_ROOT); every path the tool uses is
+derived from it, so tests patch config.ROOT alone.
+"""
+
+import dataclasses
+import os
+from pathlib import Path
+import re
+import tomllib
+
+
+ROOT = Path(os.environ.get('SERIES_ROOT', Path(__file__).resolve().parents[1]))
+
+
+class SeriesError(Exception):
+    """A problem the user must fix; printed without a traceback."""
+
+
+@dataclasses.dataclass
+class Project:
+    name: str
+    version: str
+    sha256: str
+    constraints: str = ''
+    unit_tests: str = ''
+    functional_tests: str = ''
+    install_extras: tuple = ()
+    test_packages: tuple = ()
+    test_env: dict = dataclasses.field(default_factory=dict)
+    always: tuple = ()
+    expensive: tuple = ()
+    database_tests: str = ''
+    type_check_packages: tuple = ()
+
+    @property
+    def package(self):
+        return self.name
+
+    @property
+    def constraints_file(self):
+        return ROOT / self.constraints
+
+    @property
+    def sdist(self):
+        return ROOT / '.work' / 'downloads' / (
+            f'{self.name}-{self.version}.tar.gz')
+
+    @property
+    def pristine(self):
+        return ROOT / '.work' / 'pristine' / f'{self.name}-{self.version}'
+
+    @property
+    def tree(self):
+        return ROOT / '.work' / 'trees' / self.name
+
+    @property
+    def venv(self):
+        return ROOT / '.work' / 'venvs' / self.name
+
+    @property
+    def patches(self):
+        return ROOT / 'patches' / self.name
+
+    @property
+    def known_failures(self):
+        return ROOT / 'known-failures' / f'{self.name}.txt'
+
+
+def load_projects():
+    with open(ROOT / 'projects.toml', 'rb') as f:
+        data = tomllib.load(f)
+    projects = {}
+    for name, conf in data.items():
+        fields = {k.replace('-', '_'): v for k, v in conf.items()}
+        for key in ('install_extras', 'test_packages', 'always', 'expensive',
+                    'type_check_packages'):
+            fields[key] = tuple(fields.get(key, ()))
+        projects[name] = Project(name=name, **fields)
+    return projects
+
+
+def get_project(name):
+    projects = load_projects()
+    if name not in projects:
+        raise SeriesError(f'unknown project {name!r} (known: '
+                          f'{", ".join(projects)})')
+    return projects[name]
+
+
+def pin_base(name, version, sha256):
+    """Rewrite the version and sha256 of [name] in projects.toml."""
+    path = ROOT / 'projects.toml'
+    text = path.read_text()
+    section = re.search(rf'^\[{re.escape(name)}\]\n(?:(?!^\[).*\n?)*', text,
+                        re.M)
+    if not section:
+        raise SeriesError(f'projects.toml has no [{name}] section')
+    body = section.group(0)
+    for key, value in (('version', version), ('sha256', sha256)):
+        body, count = re.subn(rf'^{key} = ".*"$', f'{key} = "{value}"', body,
+                              count=1, flags=re.M)
+        if not count:
+            raise SeriesError(f'projects.toml [{name}] has no {key} line')
+    path.write_text(text[:section.start()] + body + text[section.end():])

@@ -1,0 +1,106 @@
+"""A project's test virtualenv, pinned by the shared upper-constraints."""
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+from series import base
+from series import config
+from series import process
+from series import queue
+
+
+def constraints_for(project):
+    """upper-constraints without the project under test, as OpenStack CI."""
+    base.check_constraints(project)
+    lines = project.constraints_file.read_text().splitlines()
+    keep = [line for line in lines
+            if re.split(r'[=<>!~;\s\[]', line, maxsplit=1)[0].lower()
+            != project.name]
+    return '\n'.join(keep) + '\n'
+
+
+# pbr writes AUTHORS and ChangeLog and derives the version from git tags;
+# the tarball already carries all three, so keep the work tree as it is.
+PBR_ENV = {'SKIP_GENERATE_AUTHORS': '1', 'SKIP_WRITE_GIT_CHANGELOG': '1',
+           'SKIP_GENERATE_RENO': '1'}
+
+
+def ensure_venv(project):
+    """Create (or reuse, when its inputs are unchanged) the test venv."""
+    tree = queue.require_tree(project)
+    constraints = constraints_for(project)
+    inputs = [sys.version, constraints, json.dumps(
+        [project.install_extras, project.test_packages])]
+    for name in ('requirements.txt', 'test-requirements.txt', 'setup.cfg',
+                 'pyproject.toml', 'doc/requirements.txt'):
+        path = tree / name
+        inputs.append(path.read_text() if path.exists() else '')
+    digest = hashlib.sha256('\0'.join(inputs).encode()).hexdigest()
+    stamp = project.venv / 'series-inputs.sha256'
+    python = project.venv / 'bin' / 'python'
+    if stamp.exists() and stamp.read_text().strip() == digest:
+        return python
+    process.say(f'{project.name}: building the test virtualenv '
+                f'{project.venv.relative_to(config.ROOT)} (pinned by '
+                'upper-constraints)')
+    shutil.rmtree(project.venv, ignore_errors=True)
+    process.run([sys.executable, '-m', 'venv', project.venv])
+    constraints_file = project.venv / 'upper-constraints.txt'
+    constraints_file.write_text(constraints)
+    extras = f'[{",".join(project.install_extras)}]' \
+        if project.install_extras else ''
+    started = time.monotonic()
+    pip = [python, '-m', 'pip', 'install', '--no-input', '--progress-bar',
+           'off', '-c', constraints_file]
+    doc_requirements = ['-r', tree / 'doc/requirements.txt'] \
+        if (tree / 'doc/requirements.txt').exists() else []
+    pip_install = subprocess.Popen(
+        [str(c) for c in (*pip, '-r', tree / 'test-requirements.txt',
+                          *doc_requirements,
+                          *project.test_packages, '-e', f'{tree}{extras}')],
+        env=dict(os.environ, PBR_VERSION=project.version, **PBR_ENV),
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    output = []
+    for line in pip_progress(pip_install.stdout, output):
+        process.say(line)
+    if pip_install.wait() != 0:
+        raise config.SeriesError(f'installing the test virtualenv failed '
+                                 f'(exit {pip_install.returncode}); pip '
+                                 'said:\n' + ''.join(output[-40:]))
+    stamp.write_text(digest + '\n')
+    process.say(f'{project.name}: virtualenv ready in '
+                f'{time.monotonic() - started:.0f}s')
+    return python
+
+
+def pip_progress(lines, output, every=25):
+    """Condense pip install's output into a few progress lines.
+
+    Every line is kept in `output` (for an error report); yields a line
+    per `every` requirements resolved, each source build, and the install.
+    """
+    resolved = 0
+    for line in lines:
+        # A pip.conf pointing at local indexes that do not exist is common
+        # on CI images; the warning it gives per package is noise.
+        if re.match(r"WARNING: Location '.*' is ignored", line):
+            continue
+        output.append(line)
+        if line.startswith('Collecting '):
+            resolved += 1
+            if resolved % every == 0:
+                yield (f'  pip: {resolved} requirements resolved '
+                       f'({line.split()[1]})')
+        elif line.startswith('Building wheel for '):
+            yield f'  pip: building {line.split()[3]} from source'
+        elif line.startswith('Installing collected packages: '):
+            count = len(line.split(':', 1)[1].split(','))
+            yield f'  pip: installing {count} packages'
+        elif line.startswith('ERROR:'):
+            yield '  ' + line.rstrip()

@@ -1,0 +1,125 @@
+"""Moving a series onto another release of its project.
+
+`tools/series rebase <project> <version>` fetches the release, checks its
+sha256 against the digest the package index publishes (or --sha256),
+and replays the series onto it with `git am -3` in the work tree. On a
+conflict it stops, as git does, with instructions; `--continue` takes
+over once the user has finished `git am`. The new base is pinned in
+projects.toml only when the result checks clean.
+"""
+
+import dataclasses
+import json
+import re
+import shutil
+import urllib.request
+
+from series import base
+from series import checks
+from series import config
+from series import process
+from series import queue
+
+PACKAGE_INDEX = 'https://pypi.org/simple'
+# The branch the series is replayed on, renamed `main` once it is done.
+REBASE_BRANCH = 'rebased'
+
+
+def state_file(project):
+    return config.ROOT / '.work' / 'rebase' / f'{project.name}.json'
+
+
+def published_sha256(name, version, index=PACKAGE_INDEX):
+    """The sdist digest a PEP 503 index publishes in its links."""
+    url = f'{index.rstrip("/")}/{name}/'
+    try:
+        with urllib.request.urlopen(url, timeout=60) as response:
+            page = response.read().decode()
+    except OSError as error:
+        raise config.SeriesError(
+            f'cannot read {url} ({error}); give the digest with --sha256')
+    # The sdist of `version`, e.g. cinder-29.0.0.0rc2.tar.gz#sha256=...
+    pattern = (rf'{re.escape(name)}-{re.escape(version)}\.tar\.gz'
+               rf'#sha256=([0-9a-f]{{64}})')
+    match = re.search(pattern, page)
+    if not match:
+        raise config.SeriesError(
+            f'{url} lists no sdist of {name} {version}')
+    return match.group(1)
+
+
+def rebase(project, version, sha256=None, index=PACKAGE_INDEX):
+    """Replay the series of `project` onto release `version`."""
+    if version == project.version:
+        raise config.SeriesError(f'{project.name} is already on {version}')
+    if (project.tree / '.git').exists() and queue.unexported(project):
+        # Refused before anything is downloaded or changed.
+        queue.apply(project)
+    target = dataclasses.replace(
+        project, version=version,
+        sha256=sha256 or published_sha256(project.name, version, index))
+    process.say(f'{project.name}: {version} sdist, sha256 {target.sha256}')
+    new_pristine = base.unpack_pristine(target)
+    # The work tree as the series gives it on the current base: the blobs
+    # the patches name must be in the repository for git am -3.
+    queue.apply(project)
+    tree = project.tree
+    process.git('checkout', '-q', '--orphan', REBASE_BRANCH, cwd=tree)
+    process.git('rm', '-r', '-q', '-f', '.', cwd=tree)
+    shutil.copytree(new_pristine, tree, symlinks=True, dirs_exist_ok=True)
+    base.commit_pristine(target, tree)
+    process.git('tag', '-f', 'base', cwd=tree)
+    path = state_file(project)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({'version': target.version,
+                                'sha256': target.sha256}))
+    names = queue.read_series(project)
+    for number, name in enumerate(names, 1):
+        result = process.git(
+            'am', '-q', '-3', '--committer-date-is-author-date',
+            project.patches / name, cwd=tree, env=base.TOOL_IDENT,
+            check=False)
+        if result.returncode != 0:
+            raise config.SeriesError(
+                f'{name} ({number} of {len(names)}) does not apply to '
+                f'{project.name} {version}:\n{result.stdout.strip()}\n\n'
+                f'Resolve it in {tree} as git says (git status, edit, git '
+                'add), run `git am --continue` there until every patch is '
+                f'applied, then `tools/series rebase {project.name} '
+                '--continue`. projects.toml still pins '
+                f'{project.version}; `tools/series apply {project.name} '
+                '--force` goes back to it.')
+    return finish(project)
+
+
+def finish(project):
+    """Export the rebased series and pin its base if it checks clean."""
+    path = state_file(project)
+    if not path.exists():
+        raise config.SeriesError(f'no rebase of {project.name} is in '
+                                 'progress')
+    state = json.loads(path.read_text())
+    target = dataclasses.replace(project, **state)
+    tree = queue.require_tree(project)
+    operation = queue.in_progress(tree)
+    if operation:
+        raise config.SeriesError(f'{operation} is in progress in {tree}; '
+                                 'finish it first (git am --continue)')
+    process.git('branch', '-M', 'main', cwd=tree)
+    before = {p: p.read_bytes() for p in project.patches.iterdir()}
+    queue.export(target)
+    problems = checks.check(target)
+    if problems:
+        for stale in set(project.patches.iterdir()) - set(before):
+            stale.unlink()
+        for patch, data in before.items():
+            patch.write_bytes(data)
+        raise config.SeriesError(
+            f'the series rebased onto {target.version} does not check '
+            'clean; patches/ and projects.toml are unchanged:\n  ' +
+            '\n  '.join(problems))
+    config.pin_base(project.name, target.version, target.sha256)
+    path.unlink()
+    process.say(f'{project.name}: the series now applies to '
+                f'{target.version}; projects.toml pins it (sha256 '
+                f'{target.sha256})')

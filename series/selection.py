@@ -1,0 +1,151 @@
+"""Which tests cover what the series changes, and stestr filters for them."""
+
+import os
+from pathlib import Path
+import re
+
+from series import process
+
+
+def changed_files(tree):
+    """Files the work tree changes relative to base (including edits)."""
+    out = process.git('diff', '--name-only', '--no-renames', 'base',
+                      cwd=tree).stdout
+    untracked = process.git('ls-files', '--others', '--exclude-standard',
+                            cwd=tree).stdout
+    return sorted(set(out.split()) | set(untracked.split()))
+
+
+def module_of(path):
+    """nova/tests/unit/test_x.py -> nova.tests.unit.test_x (dirs too)."""
+    return path.removesuffix('.py').replace('/', '.')
+
+
+def imports_module(source, dotted):
+    parent, _, name = dotted.rpartition('.')
+    pattern = (rf'^(from {re.escape(parent)} import {re.escape(name)}\b|'
+               rf'import {re.escape(dotted)}\b|'
+               rf'from {re.escape(dotted)} import )')
+    return re.search(pattern, source, re.M) is not None
+
+
+def test_modules(tree, directory):
+    return sorted(p for p in (tree / directory).rglob('test_*.py'))
+
+
+def select_tests(project, tree, files):
+    """Derive the unit and functional test modules covering `files`.
+
+    - a test module the series touches runs;
+    - a source module <pkg>/<dir>/<mod>.py selects <unit>/<dir>/test_<mod>.py
+      and, below the top package, the unit test modules of <unit>/<dir>/
+      that import it (for a top-level module, imported almost everywhere,
+      the unit test modules named test_<mod>.py in any package), plus the
+      functional modules named test_<mod>.py;
+    - a test fixture the series changes (a class named *Fixture in a helper
+      module under <pkg>/tests/) selects the test modules that use it;
+    - an API sample (doc/api_samples/<dir>/..., .../api_samples/<dir>/...)
+      selects the functional modules with `sample_dir = '<dir>'`, and a
+      notification sample (.../notification_samples/<name>.json) those
+      that name '<name>'.
+
+    The project's `expensive` modules are selected only when the series
+    touches them (see projects.toml).
+    """
+    unit, functional = set(project.always), set()
+    touched = set()
+    unit_dir, func_dir = project.unit_tests, project.functional_tests
+    unit_modules = test_modules(tree, unit_dir) if unit_dir else []
+    func_modules = test_modules(tree, func_dir) if func_dir else []
+    sources = {}
+
+    def source(path):
+        if path not in sources:
+            sources[path] = path.read_text(errors='replace')
+        return sources[path]
+
+    def mentioning(pattern, modules):
+        return {module_of(str(p.relative_to(tree))) for p in modules
+                if re.search(pattern, source(p), re.M)}
+
+    for path in files:
+        name = Path(path).name
+        samples = re.search(r'(?:^|/)api_samples/([^/]+)/', path)
+        if samples:
+            quoted = re.escape(samples.group(1))
+            functional |= mentioning(rf'sample_dir = [\'"]{quoted}[\'"]',
+                                     func_modules)
+            continue
+        notification = re.search(
+            r'notification_samples/(?:.*/)?([^/]+)\.json$', path)
+        if notification:
+            quoted = re.escape(notification.group(1))
+            functional |= mentioning(rf'[\'"]{quoted}[\'"]', func_modules)
+            continue
+        if not path.endswith('.py') or not (tree / path).exists():
+            continue
+        if name.startswith('test_'):
+            if unit_dir and path.startswith(unit_dir + '/'):
+                touched.add(module_of(path))
+            elif func_dir and path.startswith(func_dir + '/'):
+                touched.add(module_of(path))
+            continue
+        if not path.startswith(project.package + '/'):
+            continue
+        if path.startswith(f'{project.package}/tests/'):
+            fixtures = re.findall(r'^class (\w+Fixture)\b',
+                                  source(tree / path), re.M)
+            if fixtures:
+                used = rf'\b({"|".join(fixtures)})\b'
+                unit |= mentioning(used, unit_modules)
+                functional |= mentioning(used, func_modules)
+            continue
+        directory, mod = os.path.split(path[len(project.package) + 1:-3])
+        if mod == '__init__':
+            directory, mod = os.path.split(directory)
+        dotted = module_of(path).removesuffix('.__init__')
+        mirror = Path(unit_dir) / directory if unit_dir else None
+        if mirror and (tree / mirror / f'test_{mod}.py').exists():
+            unit.add(module_of(str(mirror / f'test_{mod}.py')))
+        if mirror and directory and (tree / mirror).is_dir():
+            for test in sorted((tree / mirror).glob('test_*.py')):
+                if imports_module(source(test), dotted):
+                    unit.add(module_of(str(test.relative_to(tree))))
+        elif mirror:
+            for test in sorted((tree / mirror).rglob(f'test_{mod}.py')):
+                unit.add(module_of(str(test.relative_to(tree))))
+        for test in func_modules:
+            if test.name == f'test_{mod}.py':
+                functional.add(module_of(str(test.relative_to(tree))))
+
+    expensive = set(project.expensive) - touched
+    func_package = module_of(func_dir) + '.' if func_dir else None
+    for module in touched:
+        if func_package and module.startswith(func_package):
+            functional.add(module)
+        else:
+            unit.add(module)
+    return sorted(unit - expensive), sorted(functional - expensive)
+
+
+def filter_for(tree, arg):
+    """A test module or package name becomes an anchored stestr regex."""
+    path = tree / arg.replace('.', '/')
+    if re.fullmatch(r'[\w.]+', arg) and (
+            path.with_suffix('.py').exists() or path.is_dir()):
+        return rf'^{re.escape(arg)}\.'
+    return arg
+
+
+def split_filters(project, tree, args):
+    """Route test module names and regexes to the unit or functional run."""
+    filters = [filter_for(tree, arg) for arg in args]
+    functional_package = module_of(project.functional_tests) + '.'
+    functional = [f for f in filters
+                  if f.lstrip('^').replace('\\.', '.').startswith(
+                      functional_package)]
+    return [f for f in filters if f not in functional], functional
+
+
+def regex_for_modules(modules):
+    return [rf'^{re.escape(m)}\.' for m in modules]

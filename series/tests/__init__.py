@@ -1,0 +1,1 @@
+"""Unit tests of the series package (tools/series); see base.py."""

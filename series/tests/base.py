@@ -1,0 +1,154 @@
+"""The fixture of the unit tests: a tiny project in a temporary root.
+
+SeriesTestCase builds the root (projects.toml, constraints, the sdist of a
+demo project) and patches config.ROOT to it, so every module of the tool
+works there. Run the tests from the repository root:
+
+  python3 -m unittest discover -s series/tests -t .
+"""
+
+import contextlib
+import hashlib
+import io
+import os
+from pathlib import Path
+import shutil
+import subprocess
+import tarfile
+import tempfile
+import unittest
+from unittest import mock
+
+from series import checks
+from series import config
+from series import queue
+
+# The repository this file is in (not the temporary root of a test).
+REPOSITORY = Path(__file__).resolve().parents[2]
+
+AUTHOR = {'GIT_AUTHOR_NAME': 'Jane Dev',
+          'GIT_AUTHOR_EMAIL': 'jane@example.com',
+          'GIT_COMMITTER_NAME': 'Jane Dev',
+          'GIT_COMMITTER_EMAIL': 'jane@example.com',
+          'GIT_CONFIG_GLOBAL': os.devnull, 'GIT_CONFIG_NOSYSTEM': '1'}
+
+CORE = ''.join(f'line {n}\n' for n in range(1, 41))
+
+BACKEND = '''\
+import os
+
+
+def prepare_metadata_for_build_wheel(directory, config_settings=None):
+    with open('PKG-INFO') as f:
+        metadata = f.read()
+    version = metadata.split('Version: ')[-1].strip()
+    info = os.path.join(directory, f'demo-{version}.dist-info')
+    os.makedirs(info)
+    with open(os.path.join(info, 'METADATA'), 'w') as f:
+        f.write(metadata)
+    return f'demo-{version}.dist-info'
+'''
+
+MESSAGE = '''{subject}
+
+Explain why the change is needed, wrapped at seventy-two columns as
+Nova asks.
+
+Partially-Implements: blueprint volume-multiattach-enhancements
+Signed-off-by: Jane Dev <jane@example.com>
+'''
+
+
+def make_sdist(directory, core=CORE, version='1.0'):
+    """Write demo-<version>.tar.gz, a sdist pip can download offline."""
+    files = {'PKG-INFO': 'Metadata-Version: 2.1\nName: demo\n'
+                         f'Version: {version}\n',
+             'pyproject.toml': '[build-system]\nrequires = []\n'
+                               'build-backend = "backend"\n'
+                               'backend-path = ["."]\n',
+             'backend.py': BACKEND,
+             'demo/__init__.py': '',
+             'demo/core.py': core}
+    path = Path(directory) / f'demo-{version}.tar.gz'
+    with tarfile.open(path, 'w:gz') as tar:
+        for name, text in files.items():
+            data = text.encode()
+            info = tarfile.TarInfo(f'demo-{version}/{name}')
+            info.size = len(data)
+            info.mtime = 1_600_000_000
+            tar.addfile(info, io.BytesIO(data))
+    return path
+
+
+def sha256(path):
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+class SeriesTestCase(unittest.TestCase):
+
+    def setUp(self):
+        self.root = Path(tempfile.mkdtemp(prefix='series-test-'))
+        self.addCleanup(shutil.rmtree, self.root, ignore_errors=True)
+        self.index = self.root / 'index'
+        self.index.mkdir()
+        sdist = make_sdist(self.index)
+        (self.root / 'projects.toml').write_text(
+            f'[demo]\nversion = "1.0"\nsha256 = "{sha256(sdist)}"\n'
+            'constraints = "constraints/upper-constraints.txt"\n'
+            'unit-tests = "demo/tests/unit"\n'
+            'functional-tests = "demo/tests/functional"\n')
+        (self.root / 'constraints').mkdir()
+        (self.root / 'constraints' / 'upper-constraints.txt').write_text(
+            'demo===0.9\ndemo-client===2.0\noslo.db===18.1.0\n')
+        downloads = self.root / '.work' / 'downloads'
+        downloads.mkdir(parents=True)
+        shutil.copy(sdist, downloads)
+        (self.root / 'patches' / 'demo').mkdir(parents=True)
+        patcher = mock.patch.object(config, 'ROOT', self.root)
+        patcher.start()
+        self.addCleanup(patcher.stop)
+        # pip, when a test makes the tool download, sees only self.index.
+        env = mock.patch.dict(os.environ, {
+            'PIP_NO_INDEX': '1', 'PIP_FIND_LINKS': str(self.index),
+            'PIP_CONFIG_FILE': os.devnull})
+        env.start()
+        self.addCleanup(env.stop)
+        self.project = config.get_project('demo')
+        self.tree = self.project.tree
+
+    def quiet(self, function, *args, **kwargs):
+        with contextlib.redirect_stdout(io.StringIO()):
+            return function(*args, **kwargs)
+
+    def git(self, *args):
+        return subprocess.run(['git', *args], cwd=self.tree, check=True,
+                              text=True, capture_output=True,
+                              env=dict(os.environ, **AUTHOR)).stdout
+
+    def edit(self, path, old, new):
+        target = self.tree / path
+        text = target.read_text()
+        self.assertIn(old, text)
+        target.write_text(text.replace(old, new, 1))
+
+    def commit(self, subject, message=MESSAGE, *options):
+        self.git('add', '-A')
+        self.git('commit', '-q', *options, '-m',
+                 message.format(subject=subject))
+
+    def make_series(self):
+        """Apply the empty series, commit two changes, export them."""
+        self.quiet(queue.apply, self.project)
+        self.edit('demo/core.py', 'line 10\n', 'line ten\n')
+        self.commit('Spell out line ten')
+        self.edit('demo/core.py', 'line 30\n', 'line thirty\n')
+        (self.tree / 'demo' / 'new.py').write_text('NEW = True\n')
+        self.commit('Spell out line thirty and add a module')
+        self.quiet(queue.export, self.project)
+
+    def patch_bytes(self):
+        return {p.name: p.read_bytes()
+                for p in sorted(self.project.patches.iterdir())}
+
+    def problems(self):
+        return self.quiet(checks.check, self.project)

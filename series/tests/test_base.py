@@ -1,0 +1,47 @@
+"""Tests of series.base: the pinned base, fetched and verified."""
+
+from unittest import mock
+
+from series import base
+from series import config
+# series/tests/base.py, named so as not to hide series.base.
+from series.tests import base as fixture
+
+
+class BaseTest(fixture.SeriesTestCase):
+
+    def test_fetch_downloads_and_verifies(self):
+        self.project.sdist.unlink()
+        path = self.quiet(base.fetch_base, self.project)
+        self.assertEqual(self.project.sha256, fixture.sha256(path))
+
+    def test_fetch_replaces_a_corrupt_cached_download(self):
+        self.project.sdist.write_bytes(b'not the sdist')
+        path = self.quiet(base.fetch_base, self.project)
+        self.assertEqual(self.project.sha256, fixture.sha256(path))
+
+    def test_fetch_refuses_a_download_with_another_sha256(self):
+        self.project.sdist.unlink()
+        fixture.make_sdist(self.index, core='tampered\n')
+        with self.assertRaisesRegex(config.SeriesError,
+                                    'does not match the pin'):
+            self.quiet(base.fetch_base, self.project)
+        self.assertFalse(self.project.sdist.exists())
+
+    def test_constraints_missing_refused_before_downloading(self):
+        self.project.sdist.unlink()
+        (self.root / 'constraints' / 'upper-constraints.txt').unlink()
+        with self.assertRaisesRegex(
+                config.SeriesError,
+                'constraints/upper-constraints.txt .* is not in the '
+                'repository'):
+            self.quiet(base.fetch_base, self.project)
+        self.assertFalse(self.project.sdist.exists())
+
+    def test_the_repository_pins_its_own_constraints(self):
+        # Nothing outside the repository: every project names a file of it.
+        with mock.patch.object(config, 'ROOT', fixture.REPOSITORY):
+            for project in config.load_projects().values():
+                self.assertTrue(project.constraints_file.is_relative_to(
+                    fixture.REPOSITORY))
+                base.check_constraints(project)

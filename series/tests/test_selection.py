@@ -1,0 +1,95 @@
+"""Tests of series.selection: the tests the series selects."""
+
+from series import selection
+from series.tests import base
+
+
+class SelectTestsTest(base.SeriesTestCase):
+
+    FILES = {
+        'demo/compute/api.py': '',
+        'demo/exception.py': '',
+        'demo/tests/unit/test_exception.py': '',
+        'demo/tests/unit/virt/test_exception.py': '',
+        'demo/tests/unit/compute/test_api.py':
+            'from demo.compute import api\n',
+        'demo/tests/unit/compute/test_users.py':
+            'from demo.compute import api as compute_api\n',
+        'demo/tests/unit/compute/test_other.py':
+            'from demo import exception\n',
+        'demo/tests/unit/compute/test_touched.py': '',
+        'demo/tests/functional/test_api.py': '',
+        'demo/tests/functional/wsgi/test_api.py': '',
+        'demo/tests/functional/test_boot.py': '',
+        'demo/tests/functional/samples/test_things.py':
+            "class T:\n    sample_dir = 'things'\n",
+        'demo/tests/functional/notify/test_events.py':
+            "self._verify('thing-created')\n",
+        'demo/tests/fixtures/volume.py':
+            'class VolumeFixture:\n    pass\n\n\ndef helper():\n    pass\n',
+        'demo/tests/unit/test_uses_fixture.py':
+            'self.useFixture(fixtures.VolumeFixture(self))\n',
+        'demo/tests/functional/test_servers.py':
+            'self.useFixture(fixtures.VolumeFixture(self))\n',
+        'demo/tests/functional/test_volumes.py':
+            'VolumeFixture.VOLUME_ID\n',
+        'demo/tests/unit/test_helper.py': 'volume.helper()\n',
+    }
+
+    def select(self, changed):
+        for path, text in self.FILES.items():
+            (self.root / path).parent.mkdir(parents=True, exist_ok=True)
+            (self.root / path).write_text(text)
+        self.project.always = ('demo.tests.unit.test_always',)
+        self.project.expensive = ('demo.tests.functional.test_servers',)
+        return selection.select_tests(self.project, self.root, changed)
+
+    def test_source_module_selects_its_tests_and_importers(self):
+        unit, functional = self.select(['demo/compute/api.py'])
+        self.assertEqual(['demo.tests.unit.compute.test_api',
+                          'demo.tests.unit.compute.test_users',
+                          'demo.tests.unit.test_always'], unit)
+        self.assertEqual(['demo.tests.functional.test_api',
+                          'demo.tests.functional.wsgi.test_api'], functional)
+
+    def test_changed_fixture_selects_its_users_but_not_expensive_ones(self):
+        unit, functional = self.select(['demo/tests/fixtures/volume.py'])
+        self.assertEqual(['demo.tests.unit.test_always',
+                          'demo.tests.unit.test_uses_fixture'], unit)
+        self.assertEqual(['demo.tests.functional.test_volumes'], functional)
+
+    def test_expensive_module_runs_when_touched(self):
+        unit, functional = self.select(
+            ['demo/tests/functional/test_servers.py'])
+        self.assertEqual(['demo.tests.functional.test_servers'], functional)
+
+    def test_top_level_module_selects_the_tests_named_after_it(self):
+        unit, functional = self.select(['demo/exception.py'])
+        self.assertEqual(['demo.tests.unit.test_always',
+                          'demo.tests.unit.test_exception',
+                          'demo.tests.unit.virt.test_exception'], unit)
+        self.assertEqual([], functional)
+
+    def test_touched_tests_and_samples(self):
+        unit, functional = self.select([
+            'demo/tests/unit/compute/test_touched.py',
+            'demo/tests/functional/test_boot.py',
+            'doc/api_samples/things/v2.1/thing-resp.json',
+            'doc/notification_samples/thing-created.json',
+            'README.rst'])
+        self.assertEqual(['demo.tests.unit.compute.test_touched',
+                          'demo.tests.unit.test_always'], unit)
+        self.assertEqual(['demo.tests.functional.notify.test_events',
+                          'demo.tests.functional.samples.test_things',
+                          'demo.tests.functional.test_boot'], functional)
+
+    def test_arguments_go_to_the_suite_they_name(self):
+        self.select([])
+        unit, functional = selection.split_filters(self.project, self.root, [
+            'demo.tests.unit.compute.test_api',
+            'demo.tests.functional.test_boot', 'demo.tests.functional',
+            'test_something$'])
+        self.assertEqual([r'^demo\.tests\.unit\.compute\.test_api\.',
+                          'test_something$'], unit)
+        self.assertEqual([r'^demo\.tests\.functional\.test_boot\.',
+                          r'^demo\.tests\.functional\.'], functional)
