@@ -13,6 +13,8 @@ test patches one attribute in one place and every module sees it.
              export, status, rpm-patches
   checks     check: commit-message rules, series against patch files,
              clean application with patch -p1, git am and quilt
+  rebase     a series moved onto another release (git am -3), pinned
+             only when the result checks clean
   envs       the test virtualenv pinned by upper-constraints
   selection  the tests that cover what the series changes
   suites     what runs and is counted (SuiteResult): stestr suites,
@@ -20,6 +22,7 @@ test patches one attribute in one place and every module sees it.
              summary table
   docs       sphinx-build -W of the patched docs and release notes
   contract   the contract suite on the release and on the patched tree
+  spec       the nova-specs spec in specs/: title check, sphinx -W
   demo       the main job: the demo scenario, by hand or end to end
   ci         everything CI runs, including a standalone clone
   cli        the command line (argparse) and its verbs

@@ -195,7 +195,7 @@ def bench(project, name, args):
 
 
 def tool_self_test(directory='series/tests', name='tools/series self-test',
-                   top_level='.'):
+                   top_level='.', python=sys.executable):
     """Run this repository's own unit tests in `directory`.
 
     `top_level` (unittest's -t, relative to the repository) is where the
@@ -203,7 +203,7 @@ def tool_self_test(directory='series/tests', name='tools/series self-test',
     (series.tests.test_*), None for tests that are not in a package.
     """
     top = ['-t', config.ROOT / top_level] if top_level else []
-    proc = process.run([sys.executable, '-m', 'unittest', 'discover', '-v',
+    proc = process.run([python, '-m', 'unittest', 'discover', '-v',
                         '-s', config.ROOT / directory, *top],
                        cwd=config.ROOT, check=False)
     result = SuiteResult(name=name)
@@ -259,7 +259,7 @@ def lint_tools(project):
     """flake8 on this repository's own Python, with the project's venv."""
     python = envs.ensure_venv(project)
     paths = ['tools/series', 'series', 'benchmarks', 'contract',
-             'demo', 'devstack/tests']
+             'demo', 'devstack/tests', 'specs']
     proc = process.run([python, '-m', 'flake8', *paths], cwd=config.ROOT,
                        check=False)
     result = SuiteResult(name='tools flake8', passed=int(proc.returncode == 0),

@@ -49,7 +49,7 @@ class StandaloneCloneTest(base.SeriesTestCase):
         self.assertEqual((2, 2), (result.passed, result.failed))
         self.assertIn('tools/series demo failed', result.error)
         self.assertIn("tools/series status demo failed in a standalone "
-                      "clone (exit 0; expected 'base demo 2.0 '",
+                      "clone (exit 0; expected ['base demo 2.0 ']",
                       result.error)
         log = (self.root / '.work' / 'logs' /
                'standalone-clone.log').read_text()
