@@ -105,6 +105,14 @@ def finish(project):
     if operation:
         raise config.SeriesError(f'{operation} is in progress in {tree}; '
                                  'finish it first (git am --continue)')
+    # The work tree may have been rebuilt since (apply --force).
+    base_subject = queue.subject_of(tree, 'base')
+    if base_subject != f'{target.name} {target.version}':
+        path.unlink()
+        raise config.SeriesError(
+            f'the work tree is on "{base_subject}", not on {target.name} '
+            f'{target.version}: the rebase was abandoned; start it again '
+            f'(tools/series rebase {project.name} {target.version})')
     process.git('branch', '-M', 'main', cwd=tree)
     before = {p: p.read_bytes() for p in project.patches.iterdir()}
     queue.export(target)

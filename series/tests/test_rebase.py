@@ -79,6 +79,21 @@ class RebaseTest(base.SeriesTestCase):
         self.assertEqual(('2.0', digest), (project.version, project.sha256))
         self.assertEqual([], self.quiet(checks.check, project))
 
+    def test_continue_after_the_tree_was_rebuilt_is_refused(self):
+        digest = self.release(CORE_2_CONFLICT)
+        with self.assertRaises(config.SeriesError):
+            self.rebase(digest)
+        # The user gives up and goes back to the pinned base.
+        self.quiet(queue.apply, self.project, force=True)
+        with self.assertRaisesRegex(config.SeriesError,
+                                    'the rebase was abandoned'):
+            self.quiet(rebase.finish, self.project)
+        self.assertEqual(self.toml_before,
+                         (self.root / 'projects.toml').read_text())
+        self.assertEqual(self.patches_before, self.patch_bytes())
+        with self.assertRaisesRegex(config.SeriesError, 'no rebase'):
+            self.quiet(rebase.finish, self.project)
+
     def test_a_result_that_does_not_check_clean_is_not_pinned(self):
         digest = self.release(CORE_2)
         with mock.patch.object(checks, 'check', return_value=['broken']), \
