@@ -54,6 +54,7 @@ from nova.tests.functional.libvirt import base
 MICROVERSION = '2.105'
 IMAGE = '155d900f-4e14-4e4c-a73d-069cbf4541e6'  # GlanceFixture's cirros
 COMPUTES = ('compute-a', 'compute-b', 'compute-c')
+SPARE_VOLUMES = ('spare-1', 'spare-2', 'spare-3')
 WAIT_SECONDS = 60
 
 
@@ -87,16 +88,39 @@ class DemoCinder(nova_fixtures.CinderFixture):
                 for attachment in attachments.values()]
 
 
+def clouds_yaml(endpoint, volume_endpoint, tokens):
+    """clouds.yaml for the deployment: a member's cloud and an admin's.
+
+    The token plugin (admin_token) sends a fixed token to a fixed
+    endpoint; each service's endpoint is given explicitly.
+    """
+    clouds = []
+    for cloud, token in (('demo', 'TOKEN'), ('demo-admin', 'ADMIN_TOKEN')):
+        clouds.append(f"""\
+  {cloud}:
+    auth_type: admin_token
+    auth:
+      endpoint: {endpoint}
+      token: {tokens[token]}
+    compute_endpoint_override: {endpoint}
+    block_storage_endpoint_override: {volume_endpoint}
+""")
+    return ('# Written by demo/multiattach_scenario.py --keep-running; '
+            'removed when it stops.\nclouds:\n' + ''.join(clouds))
+
+
 class TokenAuth:
     """What keystonemiddleware does for the API, for two known tokens.
 
     The functional stack reads the caller from X-Auth-User,
     X-Auth-Project-Id and X-Roles; this turns a token into those headers
     and refuses any other token with 401. Version discovery (GET / and
-    GET /v2.1) needs no token, as in Nova's api-paste.ini.
+    GET /v2.1, GET /volume/ and /volume/v3/) needs no token, as in Nova's
+    and Cinder's api-paste.ini.
     """
 
-    UNAUTHENTICATED = ('/', '/v2.1')
+    UNAUTHENTICATED = ('/', '/v2.1', '/v2.1/', '/volume', '/volume/',
+                       '/volume/v3', '/volume/v3/')
 
     def __init__(self, app, identities):
         self.app = app
@@ -122,6 +146,95 @@ class TokenAuth:
         environ['HTTP_X_AUTH_PROJECT_ID'] = nova_fixtures.PROJECT_ID
         environ['HTTP_X_ROLES'] = ','.join(roles)
         return self.app(environ, start_response)
+
+
+class VolumeAPI:
+    """The read side of the block storage API, answered from DemoCinder.
+
+    Clients look a volume up in Cinder before they ask Nova to attach it
+    (`openstack server add volume` does, and openstacksdk's attach_volume
+    reads the volume's status and attachments). This serves, below
+    /volume, the version document, GET /v3/volumes/<id> and
+    GET /v3/volumes[/detail] (with ?name=), in Cinder's shapes, from the
+    fixture Nova itself uses. Everything else is 405: volumes are
+    created by the scenario, and attached or detached through Nova.
+    """
+
+    PREFIX = '/volume'
+    VERSION = '3.71'
+
+    def __init__(self, cinder):
+        self.cinder = cinder
+
+    def version_document(self, environ):
+        url = (f'http://{environ["HTTP_HOST"]}{self.PREFIX}/v3/')
+        return {'versions': [{
+            'id': 'v3.0', 'status': 'CURRENT', 'version': self.VERSION,
+            'min_version': '3.0', 'updated': '2023-03-01T00:00:00Z',
+            'links': [{'rel': 'self', 'href': url}]}]}
+
+    def volume(self, volume_id):
+        volume = self.cinder.volumes[volume_id]
+        # Cinder lists an attachment once the volume is connected (the
+        # compute host has updated it with its connector).
+        attachments = [
+            {'id': volume_id, 'attachment_id': attachment['id'],
+             'volume_id': volume_id, 'server_id': attachment['instance_uuid'],
+             'host_name': attachment['connector'].get('host'),
+             'device': attachment['connector'].get('device')}
+            for _, attachment in self.cinder.attachments(volume_id)
+            if attachment['connector']]
+        return {'id': volume_id, 'name': volume['display_name'],
+                'description': volume['display_description'],
+                'size': volume['size'],
+                'status': 'in-use' if attachments else 'available',
+                'multiattach': volume['multiattach'],
+                'bootable': str(volume.get('bootable', False)).lower(),
+                'availability_zone': volume['availability_zone'],
+                'attachments': attachments}
+
+    def __call__(self, environ, start_response):
+        path = environ.get('PATH_INFO', '')[len(self.PREFIX):].strip('/')
+        parts = path.split('/')
+        if parts[1:2] == [environ.get('HTTP_X_AUTH_PROJECT_ID')]:
+            del parts[1]  # /v3/<project id>/volumes, as in the catalog
+        query = urllib.parse.parse_qs(environ.get('QUERY_STRING', ''))
+        status, body = '404 Not Found', None
+        if environ['REQUEST_METHOD'] != 'GET':
+            status = '405 Method Not Allowed'
+        elif parts in ([''], ['v3']):
+            status, body = '200 OK', self.version_document(environ)
+        elif parts[:2] == ['v3', 'volumes'] and len(parts) == 2 or \
+                parts == ['v3', 'volumes', 'detail']:
+            names = query.get('name')
+            status, body = '200 OK', {'volumes': [
+                self.volume(volume_id) for volume_id in self.cinder.volumes
+                if not names or
+                self.cinder.volumes[volume_id]['display_name'] in names]}
+        elif parts[:2] == ['v3', 'volumes'] and len(parts) == 3:
+            if parts[2] in self.cinder.volumes:
+                status, body = '200 OK', {'volume': self.volume(parts[2])}
+        if body is None:
+            code = int(status.split()[0])
+            body = {'itemNotFound' if code == 404 else 'badMethod': {
+                'code': code, 'message': f'{status[4:]}: {path}'}}
+        start_response(status, [('Content-Type', 'application/json')])
+        return [json.dumps(body).encode()]
+
+
+class ByPrefix:
+    """Sends requests below `prefix` to `app`, the others to `default`."""
+
+    def __init__(self, prefix, app, default):
+        self.prefix = prefix
+        self.app = app
+        self.default = default
+
+    def __call__(self, environ, start_response):
+        path = environ.get('PATH_INFO', '')
+        if path == self.prefix or path.startswith(self.prefix + '/'):
+            return self.app(environ, start_response)
+        return self.default(environ, start_response)
 
 
 class AfterEachRequest:
@@ -301,7 +414,8 @@ class Deployment(base.ServersTestBase):
                                          ['reader', 'member', 'admin']),
         }
         app = AfterEachRequest(
-            TokenAuth(self.api_fixture.app(), identities),
+            TokenAuth(ByPrefix(VolumeAPI.PREFIX, VolumeAPI(self.cinder),
+                               self.api_fixture.app()), identities),
             self.write_guest_disks)
         self.httpd = simple_server.make_server(
             '127.0.0.1', self.options.port, app, handler_class=QuietHandler)
@@ -317,11 +431,21 @@ class Deployment(base.ServersTestBase):
 
     def keep_running(self):
         pid = self.options.pid_to_signal or os.getpid()
+        # Multiattach volumes attached to nothing yet, for your own attaches.
+        for name in SPARE_VOLUMES:
+            self.volume_ids[name] = self.cinder.create_volume(name, True)['id']
+        volume_endpoint = (f'{self.endpoint.removesuffix("/v2.1")}'
+                           f'{VolumeAPI.PREFIX}/v3')
+        clouds_file = self.options.endpoint_file.with_name('clouds.yaml')
         info = {'endpoint': self.endpoint, 'microversion': MICROVERSION,
+                'volume_endpoint': volume_endpoint,
+                'clouds_yaml': str(clouds_file),
                 'project_id': nova_fixtures.PROJECT_ID, **self.tokens,
                 'pid': pid, 'servers': self.server_ids,
                 'volumes': self.volume_ids, 'flavors': self.flavors,
                 'guest_disks': str(self.guests_dir)}
+        clouds_file.write_text(clouds_yaml(self.endpoint, volume_endpoint,
+                                           self.tokens))
         endpoint_file = self.options.endpoint_file
         endpoint_file.write_text(json.dumps(info, indent=2))
         print(f'''
@@ -337,7 +461,11 @@ microversion {MICROVERSION} (header OpenStack-API-Version: compute
          -H "OpenStack-API-Version: compute {MICROVERSION}" \\
          $NOVA/servers/{self.server_ids[0]}/os-volume_attachments
 
-Servers, volumes, flavors and tokens: {endpoint_file}
+Servers, volumes (spare ones too), flavors and tokens: {endpoint_file}
+For openstacksdk and the openstack CLI (clouds demo and demo-admin):
+    export OS_CLIENT_CONFIG_FILE={clouds_file}
+    openstack --os-cloud demo --os-compute-api-version {MICROVERSION} \
+        server volume list {self.server_ids[0]}
 Each guest's libvirt disk XML, rewritten after every request:
 {self.guests_dir}/<server id>.xml''', flush=True)
         # Whatever the services installed, and even if the shell that
@@ -353,6 +481,7 @@ Each guest's libvirt disk XML, rewritten after every request:
         finally:
             # Its tokens and guests die with the deployment.
             endpoint_file.unlink(missing_ok=True)
+            clouds_file.unlink(missing_ok=True)
             shutil.rmtree(self.guests_dir, ignore_errors=True)
         print('\ninterrupted: stopping the deployment', flush=True)
 
@@ -837,6 +966,7 @@ def main():
     args = parser.parse_args()
     args.endpoint_file = args.transcript.with_name('endpoint.json')
     args.endpoint_file.unlink(missing_ok=True)
+    args.endpoint_file.with_name('clouds.yaml').unlink(missing_ok=True)
     report = Report(args.transcript)
     result = unittest.TestResult()
     Deployment(args, report).run(result)

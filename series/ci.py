@@ -110,6 +110,13 @@ def ci(args):
         results.extend(suites.test(cinder, databases=not args.no_databases))
         results.append(suites.lint(cinder))
         results.append(contract.contract(cinder))
+    # The clients (openstacksdk, python-openstackclient, tempest): their
+    # own unit tests of what the series changes, and their style checks.
+    # Their end-to-end checks run against the demo above.
+    for name, project in projects.items():
+        if name not in ('nova', 'cinder') and queue.read_series(project):
+            results.extend(suites.test(project))
+            results.append(suites.lint(project))
     # The devstack plugin's tests are not a package: no top-level directory.
     results.append(suites.tool_self_test('devstack/tests',
                                          'devstack plugin tests',

@@ -33,10 +33,16 @@ class Project:
     expensive: tuple = ()
     database_tests: str = ''
     type_check_packages: tuple = ()
+    # The importable top-level package, where it is not the project's name.
+    package: str = ''
+    # Projects of this repository whose patched work trees replace their
+    # constrained releases in this project's virtualenv.
+    series_requirements: tuple = ()
+    # Style checks besides flake8, each a command of the test virtualenv.
+    lint_commands: tuple = ()
 
-    @property
-    def package(self):
-        return self.name
+    def __post_init__(self):
+        self.package = self.package or self.name
 
     @property
     def constraints_file(self):
@@ -75,7 +81,8 @@ def load_projects():
     for name, conf in data.items():
         fields = {k.replace('-', '_'): v for k, v in conf.items()}
         for key in ('install_extras', 'test_packages', 'always', 'expensive',
-                    'type_check_packages'):
+                    'type_check_packages', 'series_requirements',
+                    'lint_commands'):
             fields[key] = tuple(fields.get(key, ()))
         projects[name] = Project(name=name, **fields)
     return projects

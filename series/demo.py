@@ -56,7 +56,8 @@ def run_scenario(command, cwd, env, stop_seconds=STOP_SECONDS, stdout=None):
 
     The signal is passed on to the scenario, which stops its deployment;
     one that has not stopped `stop_seconds` later is killed. Returns its
-    exit code, and removes endpoint.json, whose tokens are dead by then.
+    exit code, and removes endpoint.json and clouds.yaml, whose tokens are
+    dead by then.
     """
     scenario = subprocess.Popen(command, cwd=cwd, env=env, stdout=stdout)
     told = []
@@ -80,7 +81,8 @@ def run_scenario(command, cwd, env, stop_seconds=STOP_SECONDS, stdout=None):
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
-        (demo_dir() / 'endpoint.json').unlink(missing_ok=True)
+        for written in ('endpoint.json', 'clouds.yaml'):
+            (demo_dir() / written).unlink(missing_ok=True)
 
 
 def demo(args):
@@ -189,6 +191,39 @@ def probe_api(info):
     return probes
 
 
+CLIENT_CHECK = re.compile(r'^(ok|FAILED): (.*?) => (.*)$', re.M)
+
+
+def clients_python():
+    """The python-openstackclient virtualenv (with the SDK's series), or
+    None when the clients have no series.
+    """
+    projects = config.load_projects()
+    clients = projects.get('python-openstackclient')
+    if not clients or not queue.read_series(clients):
+        return None
+    if not (clients.tree / '.git').exists():
+        queue.apply(clients)
+    return envs.ensure_venv(clients)
+
+
+def probe_clients(python, endpoint_file):
+    """demo/clients_end_to_end.py: openstacksdk and the openstack CLI with
+    their series against the running demo. Returns (what, ok, observed).
+    """
+    proc = subprocess.run(
+        [python, config.ROOT / 'demo' / 'clients_end_to_end.py',
+         endpoint_file], cwd=config.ROOT, text=True,
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=600)
+    probes = [(what, status == 'ok', observed) for status, what, observed
+              in CLIENT_CHECK.findall(proc.stdout)]
+    if proc.returncode != 0 and all(ok for _, ok, _ in probes):
+        probes.append(('demo/clients_end_to_end.py ran to its end', False,
+                       f'exit {proc.returncode}: ' +
+                       ' | '.join(proc.stdout.strip().splitlines()[-3:])))
+    return probes
+
+
 def demo_command():
     """The README's main command, kept running: what CI runs and stops."""
     return [sys.executable, str(config.ROOT / 'tools' / 'series'), 'demo',
@@ -209,6 +244,8 @@ def end_to_end(timeout=600):
                 f'{(demo_dir() / "transcript.md").relative_to(config.ROOT)})')
     endpoint_file = demo_dir() / 'endpoint.json'
     endpoint_file.unlink(missing_ok=True)
+    # Built before the demo starts: the clients run while it is up.
+    python = clients_python()
     with open(log_path, 'w') as log:
         running = subprocess.Popen(demo_command(), cwd=config.ROOT,
                                    stdout=log, stderr=subprocess.STDOUT)
@@ -220,6 +257,8 @@ def end_to_end(timeout=600):
         reached = endpoint_file.exists()
         if reached:
             probes = probe_api(json.loads(endpoint_file.read_text()))
+            if python:
+                probes += probe_clients(python, endpoint_file)
         told = time.monotonic()
         signalled = running.poll() is None
         if signalled:
@@ -238,10 +277,12 @@ def end_to_end(timeout=600):
             probes.append(('SIGINT stops it', False,
                            'still running 120s after SIGINT: killed'))
         if reached:
-            probes.append(('endpoint.json removed on exit',
-                           not endpoint_file.exists(),
-                           'removed' if not endpoint_file.exists()
-                           else 'still there'))
+            left = [path.name for path in (
+                endpoint_file, endpoint_file.with_name('clouds.yaml'))
+                if path.exists()]
+            probes.append(('endpoint.json and clouds.yaml removed on exit',
+                           not left, f'still there: {left}' if left
+                           else 'removed'))
     output = log_path.read_text()
     table = output[output.rfind('\nstep '):] if '\nstep ' in output \
         else output[-3000:]

@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 import time
+import tomllib
 
 from series import base
 from series import config
@@ -16,12 +17,15 @@ from series import queue
 
 
 def constraints_for(project):
-    """upper-constraints without the project under test, as OpenStack CI."""
+    """upper-constraints without the project under test, as OpenStack CI,
+    nor the projects whose patched trees its virtualenv takes instead.
+    """
     base.check_constraints(project)
     lines = project.constraints_file.read_text().splitlines()
+    unpinned = {project.name, *project.series_requirements}
     keep = [line for line in lines
             if re.split(r'[=<>!~;\s\[]', line, maxsplit=1)[0].lower()
-            != project.name]
+            not in unpinned]
     return '\n'.join(keep) + '\n'
 
 
@@ -36,7 +40,8 @@ def ensure_venv(project):
     tree = queue.require_tree(project)
     constraints = constraints_for(project)
     inputs = [sys.version, constraints, json.dumps(
-        [project.install_extras, project.test_packages])]
+        [project.install_extras, project.test_packages,
+         project.series_requirements])]
     for name in ('requirements.txt', 'test-requirements.txt', 'setup.cfg',
                  'pyproject.toml', 'doc/requirements.txt'):
         path = tree / name
@@ -58,10 +63,20 @@ def ensure_venv(project):
     started = time.monotonic()
     pip = [python, '-m', 'pip', 'install', '--no-input', '--progress-bar',
            'off', '-c', constraints_file]
+    # Each patched requirement first, with its own version for pbr; the
+    # project's install then finds it satisfied.
+    for required in series_requirements(project):
+        process.say(f'{project.name}: installing {required.name} '
+                    f'{required.version} with its series from '
+                    f'{required.tree.relative_to(config.ROOT)}')
+        # A path in a .pth file, not an import hook: mypy follows it.
+        process.run([*pip, '--quiet', '--config-settings',
+                     'editable_mode=compat', '-e', required.tree],
+                    env=dict(PBR_ENV, PBR_VERSION=required.version))
     doc_requirements = ['-r', tree / 'doc/requirements.txt'] \
         if (tree / 'doc/requirements.txt').exists() else []
     pip_install = subprocess.Popen(
-        [str(c) for c in (*pip, '-r', tree / 'test-requirements.txt',
+        [str(c) for c in (*pip, *test_requirements(tree),
                           *doc_requirements,
                           *project.test_packages, '-e', f'{tree}{extras}')],
         env=dict(os.environ, PBR_VERSION=project.version, **PBR_ENV),
@@ -77,6 +92,39 @@ def ensure_venv(project):
     process.say(f'{project.name}: virtualenv ready in '
                 f'{time.monotonic() - started:.0f}s')
     return python
+
+
+def test_requirements(tree):
+    """pip arguments for the project's test requirements: its
+    test-requirements.txt or, in projects that moved to PEP 735, the
+    `test` dependency group of pyproject.toml.
+    """
+    if (tree / 'test-requirements.txt').exists():
+        return ['-r', tree / 'test-requirements.txt']
+    pyproject = tree / 'pyproject.toml'
+    groups = {}
+    if pyproject.exists():
+        groups = tomllib.loads(pyproject.read_text()).get(
+            'dependency-groups', {})
+    if 'test' not in groups:
+        raise config.SeriesError(f'{tree.name}: neither test-requirements.txt '
+                                 'nor a `test` dependency group in '
+                                 'pyproject.toml')
+    return [requirement for requirement in groups['test']
+            if isinstance(requirement, str)]
+
+
+def series_requirements(project):
+    """The projects `project` takes patched, their work trees applied
+    when missing. They are installed editable: a later commit in one is
+    seen without rebuilding the virtualenv.
+    """
+    required = [config.get_project(name)
+                for name in project.series_requirements]
+    for other in required:
+        if not (other.tree / '.git').exists():
+            queue.apply(other)
+    return required
 
 
 def pip_progress(lines, output, every=25):

@@ -242,7 +242,8 @@ def export(project):
     text = series_text(project, [name for name, _ in rendered])
     if not series.exists() or series.read_text() != text:
         series.write_text(text)
-    process.say(f'{project.name}: exported {len(rendered)} patches to '
+    process.say(f'{project.name}: exported '
+                f'{plural(len(rendered), "patch")} to '
                 f'patches/{project.name}/ ({changed} changed)')
 
 
@@ -256,7 +257,8 @@ def rpm_patch_lines(project, start=1):
 
 
 def plural(count, noun):
-    return f'{count} {noun}' + ('' if count == 1 else 's')
+    suffix = 'es' if noun.endswith(('s', 'ch')) else 's'
+    return f'{count} {noun}' + ('' if count == 1 else suffix)
 
 
 def status(project):
@@ -267,7 +269,8 @@ def status(project):
         pinned += ' (sdist verified)' if verified else ' (sdist sha256 WRONG)'
     else:
         pinned += ' (sdist not downloaded)'
-    line = f'{project.name}: base {pinned}, {len(names)} patches in series'
+    line = (f'{project.name}: base {pinned}, '
+            f'{plural(len(names), "patch")} in series')
     if not (project.tree / '.git').exists():
         return line + ', no work tree'
     problems = unexported(project)
@@ -275,4 +278,4 @@ def status(project):
     state = 'in sync' if not problems else (
         f'NOT in sync ({plural(len(problems), "problem")}; see tools/series '
         f'check {project.name})')
-    return line + f', work tree {commits} commits, {state}'
+    return line + f', work tree {plural(commits, "commit")}, {state}'

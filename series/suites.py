@@ -153,7 +153,10 @@ def test(project, filters=(), full=False, unit=True, functional=True,
 
 
 def lint(project):
-    """flake8 (with the project's hacking checks) on the changed files."""
+    """flake8 (with the project's hacking checks) on the changed files,
+    then the project's other style checks (projects.toml lint-commands,
+    where {files} stands for the changed Python files).
+    """
     if not (project.tree / '.git').exists():
         queue.apply(project)
     python = envs.ensure_venv(project)
@@ -166,15 +169,24 @@ def lint(project):
                     'file')
         result.passed = 1
         return result
-    proc = process.run([python, '-m', 'flake8', *files], cwd=tree,
-                       check=False)
-    if proc.returncode == 0:
-        result.passed = 1
-        process.say(f'{project.name}: flake8 clean on {len(files)} files')
-    else:
-        result.failed = 1
-        result.error = proc.stdout.strip()
-        process.say(f'{project.name}: flake8 found problems:\n{proc.stdout}')
+    problems = []
+    commands = [['flake8', '{files}'], *project.lint_commands]
+    for command in commands:
+        argv = [str(python.parent / command[0]), *command[1:]]
+        argv = [part for arg in argv
+                for part in (files if arg == '{files}' else [arg])]
+        shown = ' '.join(command).replace(' {files}', '')
+        on = f' on {len(files)} files' if '{files}' in command else ''
+        proc = process.run(argv, cwd=tree, check=False)
+        if proc.returncode == 0:
+            process.say(f'{project.name}: {shown}: clean{on}')
+        else:
+            problems.append(f'{shown}:\n{proc.stdout.strip()}')
+            process.say(f'{project.name}: {shown} found problems:\n'
+                        f'{proc.stdout}')
+    result.passed = int(not problems)
+    result.failed = int(bool(problems))
+    result.error = '\n'.join(problems)
     return result
 
 

@@ -27,3 +27,17 @@ class ConfigTest(base.SeriesTestCase):
                          (projects['other'].version, projects['other'].sha256))
         self.assertIn('constraints = "constraints/upper-constraints.txt"',
                       (self.root / 'projects.toml').read_text())
+
+    def test_package_defaults_to_the_name(self):
+        (self.root / 'projects.toml').write_text(
+            (self.root / 'projects.toml').read_text() +
+            '\n[python-democlient]\nversion = "2.0"\nsha256 = "00"\n'
+            'package = "democlient"\nseries-requirements = ["demo"]\n'
+            'lint-commands = [["ruff", "check", "{files}"]]\n')
+        projects = config.load_projects()
+        self.assertEqual('demo', projects['demo'].package)
+        client = projects['python-democlient']
+        self.assertEqual('democlient', client.package)
+        self.assertEqual(('demo',), client.series_requirements)
+        self.assertEqual((['ruff', 'check', '{files}'],),
+                         client.lint_commands)

@@ -1,7 +1,9 @@
 """Tests of series.envs: the constraints and the pip output of the venv."""
 
+import dataclasses
 import unittest
 
+from series import config
 from series import envs
 from series.tests import base
 
@@ -11,6 +13,53 @@ class ConstraintsForTest(base.SeriesTestCase):
     def test_constraints_drop_the_project_under_test(self):
         self.assertEqual('demo-client===2.0\noslo.db===18.1.0\n',
                          envs.constraints_for(self.project))
+
+    def test_constraints_drop_the_series_requirements(self):
+        # The client takes the patched demo: neither pin may hold it back.
+        client = dataclasses.replace(self.project, name='demo-client',
+                                     series_requirements=('demo',))
+        self.assertEqual('oslo.db===18.1.0\n', envs.constraints_for(client))
+
+    def test_series_requirements_are_applied_first(self):
+        client = dataclasses.replace(self.project, name='demo-client',
+                                     series_requirements=('demo',))
+        self.assertFalse((self.tree / '.git').exists())
+        required = self.quiet(envs.series_requirements, client)
+        self.assertEqual(['demo'], [project.name for project in required])
+        self.assertTrue((self.tree / '.git').exists())
+
+    def test_unknown_series_requirement(self):
+        client = dataclasses.replace(self.project, name='demo-client',
+                                     series_requirements=('nowhere',))
+        self.assertRaises(config.SeriesError, envs.series_requirements,
+                          client)
+
+
+class TestRequirementsTest(base.SeriesTestCase):
+
+    def test_test_requirements_file(self):
+        self.tree.mkdir(parents=True)
+        (self.tree / 'test-requirements.txt').write_text('stestr\n')
+        (self.tree / 'pyproject.toml').write_text(
+            '[dependency-groups]\ntest = ["ignored"]\n')
+        self.assertEqual(['-r', self.tree / 'test-requirements.txt'],
+                         envs.test_requirements(self.tree))
+
+    def test_dependency_group(self):
+        # PEP 735, as openstacksdk has it; an included group is no
+        # requirement string.
+        self.tree.mkdir(parents=True)
+        (self.tree / 'pyproject.toml').write_text(
+            '[dependency-groups]\n'
+            'test = ["stestr>=1.0.0", {include-group = "typing"}]\n'
+            'typing = ["mypy"]\n')
+        self.assertEqual(['stestr>=1.0.0'], envs.test_requirements(self.tree))
+
+    def test_neither(self):
+        self.tree.mkdir(parents=True)
+        (self.tree / 'pyproject.toml').write_text('[project]\nname = "x"\n')
+        self.assertRaises(config.SeriesError, envs.test_requirements,
+                          self.tree)
 
 
 class PipProgressTest(unittest.TestCase):

@@ -60,3 +60,45 @@ class TypecheckTestCase(unittest.TestCase):
             result = suites.typecheck(project)
         run.assert_not_called()
         self.assertEqual((0, 0), (result.passed, result.failed))
+
+
+class LintTest(unittest.TestCase):
+    """flake8, then the project's lint-commands, on the changed files."""
+
+    def lint(self, lint_commands, failing=()):
+        project = config.Project(name='demo', version='1.0', sha256='0',
+                                 lint_commands=lint_commands)
+        python = Path('/venv/bin/python')
+        calls = []
+
+        def run(argv, cwd, check):
+            calls.append([str(part) for part in argv])
+            failed = Path(argv[0]).name in failing
+            return mock.Mock(returncode=int(failed),
+                             stdout='problem\n' if failed else '')
+
+        with mock.patch.object(suites.envs, 'ensure_venv',
+                               return_value=python), \
+                mock.patch.object(suites.selection, 'changed_files',
+                                  return_value=['a.py', 'notes.yaml',
+                                                'b.py']), \
+                mock.patch.object(Path, 'exists', lambda path: True), \
+                mock.patch.object(process, 'run', side_effect=run), \
+                contextlib.redirect_stdout(io.StringIO()):
+            result = suites.lint(project)
+        return result, calls
+
+    def test_commands_run_on_the_changed_python_files(self):
+        result, calls = self.lint((('ruff', 'check', '{files}'),
+                                   ('check-uuid',)))
+        self.assertEqual([['/venv/bin/flake8', 'a.py', 'b.py'],
+                          ['/venv/bin/ruff', 'check', 'a.py', 'b.py'],
+                          ['/venv/bin/check-uuid']], calls)
+        self.assertEqual((1, 0), (result.passed, result.failed))
+
+    def test_any_failing_command_fails_the_lint(self):
+        result, calls = self.lint((('ruff', 'check', '{files}'),
+                                   ('check-uuid',)), failing=('ruff',))
+        self.assertEqual(3, len(calls))
+        self.assertEqual((0, 1), (result.passed, result.failed))
+        self.assertIn('ruff check:\nproblem', result.error)
