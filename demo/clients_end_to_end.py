@@ -168,6 +168,26 @@ def sdk_checks(checks, info):
                  attached.attach_mode == 'ro' and bool(attached.device),
                  f'mode {attached.attach_mode}, device {attached.device}')
 
+    root = info['volumes']['shared-root']
+    created = conn.compute.create_server(
+        name='sdk-ro', flavor_id=info['flavors']['demo.small'],
+        networks='none', block_device_mapping=[{
+            'uuid': root, 'source_type': 'volume',
+            'destination_type': 'volume', 'boot_index': 0,
+            'attach_mode': 'ro'}])
+
+    def settled():
+        status = conn.compute.get_server(created.id).status
+        return status if status in ('ACTIVE', 'ERROR') else None
+    status = wait_for(settled)
+    found = attachment(conn, created.id, root)
+    checks.check('sdk: create_server with block_device_mapping attach_mode '
+                 '"ro" from the shared root',
+                 status == 'ACTIVE' and found is not None and
+                 found.attach_mode == 'ro',
+                 f'status {status}, root attached '
+                 f'{found and found.attach_mode}')
+
     modes = {a.volume_id: a.attach_mode
              for a in conn.compute.volume_attachments(server_1)}
     checks.check('sdk: volume_attachments() returns every mode',

@@ -23,6 +23,10 @@ test patches one attribute in one place and every module sees it.
   docs       sphinx-build -W of the patched docs and release notes
   contract   the contract suite on the release and on the patched tree
   spec       the nova-specs spec in specs/: title check, sphinx -W
+  guest      the real cloud's guest image: a kernel and a busybox
+             initramfs that report whether each disk takes writes
+  ceph       the real cloud's Ceph in user space (one monitor, manager
+             and OSD), started and stopped by PID
   demo       the main job: the demo scenario, by hand or end to end
   ci         everything CI runs, including a standalone clone
   cli        the command line (argparse) and its verbs

@@ -198,7 +198,8 @@ def apply(project, force=False, alternative=''):
             raise config.SeriesError(f'{name} does not apply with git am:\n'
                                      f'{result.stdout.strip()}')
     process.say(f'{project.name}: work tree {tree.relative_to(config.ROOT)} = '
-                f'{project.name} {project.version} + {len(names)} patches')
+                f'{project.name} {project.version} + '
+                f'{plural(len(names), "patch")}')
 
 
 def keep_advice(project):

@@ -163,7 +163,9 @@ def lint(project):
     tree = project.tree
     files = [f for f in selection.changed_files(tree)
              if f.endswith('.py') and (tree / f).exists()]
-    result = SuiteResult(name=f'{project.name} flake8')
+    tools = dict.fromkeys(['flake8'] + [command[0] for command
+                                        in project.lint_commands])
+    result = SuiteResult(name=f'{project.name} {", ".join(tools)}')
     if not files:
         process.say(f'{project.name}: flake8: the series changes no Python '
                     'file')
@@ -283,12 +285,13 @@ def lint_tools(project):
 
 
 def print_summary(suites, started):
+    width = max([32] + [len(suite.name) for suite in suites])
     process.say('')
-    process.say(f'{"what ran":<32} {"passed":>8} {"failed":>8} '
+    process.say(f'{"what ran":<{width}} {"passed":>8} {"failed":>8} '
                 f'{"skipped":>8}')
     for suite in suites:
-        process.say(f'{suite.name:<32} {suite.passed:>8} {suite.failed:>8} '
-                    f'{suite.skipped:>8}')
+        process.say(f'{suite.name:<{width}} {suite.passed:>8} '
+                    f'{suite.failed:>8} {suite.skipped:>8}')
     process.say(f'(total time {(time.monotonic() - started) / 60:.1f} min)')
     passed = sum(s.passed for s in suites)
     failed = sum(s.failed for s in suites)

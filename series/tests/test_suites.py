@@ -46,6 +46,17 @@ class SummaryTest(unittest.TestCase):
         self.assertEqual(1, code)
         self.assertEqual('7 passed, 1 failed', out.getvalue().splitlines()[-1])
 
+    def test_long_names_keep_the_columns(self):
+        out = io.StringIO()
+        results = [suites.SuiteResult('a', passed=1),
+                   suites.SuiteResult('python-openstackclient series check',
+                                      passed=1)]
+        with contextlib.redirect_stdout(out):
+            suites.print_summary(results, started=0)
+        rows = out.getvalue().splitlines()[1:4]
+        self.assertEqual(len(rows[0]), len(rows[1]))
+        self.assertEqual(len(rows[0]), len(rows[2]))
+
 
 class TypecheckTestCase(unittest.TestCase):
 
@@ -95,6 +106,12 @@ class LintTest(unittest.TestCase):
                           ['/venv/bin/ruff', 'check', 'a.py', 'b.py'],
                           ['/venv/bin/check-uuid']], calls)
         self.assertEqual((1, 0), (result.passed, result.failed))
+
+    def test_named_after_its_tools(self):
+        result, _ = self.lint((('ruff', 'check', '{files}'),
+                               ('ruff', 'format', '--check', '{files}'),
+                               ('check-uuid',)))
+        self.assertEqual('demo flake8, ruff, check-uuid', result.name)
 
     def test_any_failing_command_fails_the_lint(self):
         result, calls = self.lint((('ruff', 'check', '{files}'),
