@@ -7,13 +7,15 @@ disk made bootable with syslinux. The initramfs loads the virtio modules
 and then, every few seconds, prints on the serial console one line per
 virtio disk:
 
-    guest-disk vdb ro=1 write=FAILED
+    guest-disk vdb serial=6b4164b7-fd66-4758-a ro=1 write=FAILED
 
-`ro` is the kernel's read-only flag of the disk (what the virtio device
-announced); `write` is whether writing its last sector back succeeded
-after the guest cleared that flag itself (blockdev --setrw), so a FAILED
-write is the hypervisor refusing it, not the guest's kernel. The write
-puts back the bytes it read: a writable disk is left unchanged.
+`serial` is the disk's serial number (Nova sets it to the volume id,
+which virtio cuts to 20 characters; `-` when it has none); `ro` is the
+kernel's read-only flag of the disk (what the virtio device announced);
+`write` is whether writing its last sector back succeeded after the
+guest cleared that flag itself (blockdev --setrw), so a FAILED write is
+the hypervisor refusing it, not the guest's kernel. The write puts back
+the bytes it read: a writable disk is left unchanged.
 """
 
 import gzip
@@ -35,8 +37,10 @@ PACKAGES = ('linux-image-amd64', 'busybox-static', 'syslinux',
             'syslinux-common', 'mtools', 'dosfstools')
 IMAGE_MIB = 48
 REPORT_SECONDS = 3
-LINE = re.compile(r'^guest-disk (vd[a-z]+) ro=([01]) write=(OK|FAILED)\s*$',
-                  re.M)
+READY = 'guest-ready'
+LINE = re.compile(r'^guest-disk (vd[a-z]+) serial=(\S+) ro=([01]) '
+                  r'write=(OK|FAILED)\s*$', re.M)
+SERIAL_CHARS = 20
 
 INIT = f"""\
 #!/bin/busybox sh
@@ -49,11 +53,12 @@ mount -t devtmpfs devtmpfs /dev
 for module in {' '.join(VIRTIO_MODULES)}; do
     insmod /modules/$module.ko 2>/dev/null
 done
-echo guest-ready
+echo {READY}
 while true; do
     for disk in /sys/block/vd*; do
         [ -e "$disk" ] || continue
         name=${{disk##*/}}
+        serial=$(cat "$disk/serial" 2>/dev/null)
         ro=$(cat "$disk/ro")
         last=$(( $(cat "$disk/size") - 1 ))
         blockdev --setrw /dev/$name 2>/dev/null
@@ -65,7 +70,7 @@ while true; do
         else
             write=FAILED
         fi
-        echo "guest-disk $name ro=$ro write=$write"
+        echo "guest-disk $name serial=${{serial:--}} ro=$ro write=$write"
     done
     sleep {REPORT_SECONDS}
 done
@@ -186,8 +191,11 @@ def build(path=None):
 
 
 def verdicts(console):
-    """{disk: (ro, write)} from the guest's latest line for each disk."""
+    """{disk: (serial, ro, write)} from the guest's latest line for each
+    disk since it last booted.
+    """
     found = {}
-    for disk, ro, write in LINE.findall(console):
-        found[disk] = (ro == '1', write)
+    since_boot = console.rsplit(READY, 1)[-1]
+    for disk, serial, ro, write in LINE.findall(since_boot):
+        found[disk] = (serial, ro == '1', write)
     return found

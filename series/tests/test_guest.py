@@ -21,13 +21,16 @@ MISSING = [tool for tool in TOOLS if not shutil.which(tool)]
 
 class VerdictsTest(unittest.TestCase):
 
-    def test_latest_line_per_disk(self):
+    def test_latest_line_per_disk_since_boot(self):
         console = ('SeaBIOS\r\nguest-ready\r\n'
-                   'guest-disk vda ro=0 write=OK\r\n'
-                   'guest-disk vdb ro=0 write=OK\r\n'
-                   'garbage guest-disk vdc ro=1 write=FAILED\r\n'
-                   'guest-disk vdb ro=1 write=FAILED\r\n')
-        self.assertEqual({'vda': (False, 'OK'), 'vdb': (True, 'FAILED')},
+                   'guest-disk vdc serial=old ro=0 write=OK\r\n'
+                   'guest-ready\r\n'
+                   'guest-disk vda serial=- ro=0 write=OK\r\n'
+                   'guest-disk vdb serial=0123 ro=0 write=OK\r\n'
+                   'garbage guest-disk vdc serial=x ro=1 write=FAILED\r\n'
+                   'guest-disk vdb serial=0123 ro=1 write=FAILED\r\n')
+        self.assertEqual({'vda': ('-', False, 'OK'),
+                          'vdb': ('0123', True, 'FAILED')},
                          guest.verdicts(console))
 
 
@@ -74,10 +77,15 @@ class BootTest(unittest.TestCase):
                 'qemu-system-x86_64', '-machine', 'pc,accel=tcg', '-m', '128',
                 '-nographic', '-no-reboot', '-monitor', 'none',
                 '-serial', f'file:{console}',
-                '-drive', f'file={image},format=raw,if=virtio,snapshot=on',
-                '-drive', f'file={tmp / "ro.img"},format=raw,if=virtio,'
-                'readonly=on',
-                '-drive', f'file={tmp / "rw.img"},format=raw,if=virtio'],
+                '-drive', f'file={image},format=raw,if=none,id=boot,'
+                'snapshot=on',
+                '-device', 'virtio-blk-pci,drive=boot,bootindex=0',
+                '-drive', f'file={tmp / "ro.img"},format=raw,if=none,'
+                'id=ro,readonly=on',
+                '-device', 'virtio-blk-pci,drive=ro,serial=read-only-disk',
+                '-drive', f'file={tmp / "rw.img"},format=raw,if=none,id=rw',
+                '-device', 'virtio-blk-pci,drive=rw,'
+                'serial=0123456789abcdef0123456789'],
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             self.addCleanup(qemu.wait)
             self.addCleanup(qemu.kill)
@@ -88,8 +96,10 @@ class BootTest(unittest.TestCase):
                 if console.exists():
                     found = guest.verdicts(
                         console.read_text(errors='replace'))
-            self.assertEqual({'vda': (False, 'OK'), 'vdb': (True, 'FAILED'),
-                              'vdc': (False, 'OK')}, found)
+            self.assertEqual({'vda': ('-', False, 'OK'),
+                              'vdb': ('read-only-disk', True, 'FAILED'),
+                              'vdc': ('0123456789abcdef0123', False, 'OK')},
+                             found)
             # The writes put back what they read.
             self.assertEqual(b'\x5a' * (8 << 20),
                              (tmp / 'rw.img').read_bytes())
