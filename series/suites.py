@@ -2,7 +2,9 @@
 this repository's own tests and benchmarks, and the summary table.
 """
 
+import csv as csv_module
 import dataclasses
+import io
 import os
 import re
 import subprocess
@@ -34,8 +36,10 @@ def read_subunit_results(python, tree):
                          input=last.stdout, stdout=subprocess.PIPE,
                          check=False)
     results = {}
-    for line in csv.stdout.decode(errors='replace').splitlines()[1:]:
-        test_id, status = line.split(',')[:2]
+    # Quoted fields: tempest's ids carry tags with commas, test[id-1,smoke].
+    rows = list(csv_module.reader(io.StringIO(
+        csv.stdout.decode(errors='replace'))))
+    for test_id, status, *_ in rows[1:]:
         test_id = re.sub(r'\[.*\]$', '', test_id)
         if status != 'exists':
             results[test_id] = status

@@ -119,3 +119,27 @@ class LintTest(unittest.TestCase):
         self.assertEqual(3, len(calls))
         self.assertEqual((0, 1), (result.passed, result.failed))
         self.assertIn('ruff check:\nproblem', result.error)
+
+
+class SubunitResultsTest(unittest.TestCase):
+
+    def test_ids_with_tags_holding_commas(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            bin_dir = Path(tmp)
+            (bin_dir / 'python').write_text('#!/bin/sh\n')
+            # What subunit2csv prints for tempest: quoted ids whose tags
+            # hold commas.
+            (bin_dir / 'subunit2csv').write_text(
+                '#!/bin/sh\ncat <<EOF\n'
+                'test,status,start_time,stop_time\n'
+                '"tempest.a.T.test_x[id-1,negative]",success,1,2\n'
+                '"tempest.a.T.test_y[id-2,multiattach]",skip,1,2\n'
+                'nova.tests.T.test_z,fail,1,2\n'
+                'nova.tests.T.test_w,exists,,\n'
+                'EOF\n')
+            for script in ('python', 'subunit2csv'):
+                (bin_dir / script).chmod(0o755)
+            results = suites.read_subunit_results(bin_dir / 'python', tmp)
+        self.assertEqual({'tempest.a.T.test_x': 'success',
+                          'tempest.a.T.test_y': 'skip',
+                          'nova.tests.T.test_z': 'fail'}, results)
