@@ -28,6 +28,9 @@ test patches one attribute in one place and every module sees it.
   ceph       the real cloud's Ceph in user space (one monitor, manager
              and OSD), started and stopped by PID
   demo       the main job: the demo scenario, by hand or end to end
+  cloud      the real cloud, a package: venv, layout (paths, ports,
+             users), configs, services (processes by PID), api (REST
+             client), deploy (up, down, status), scenario, tempest, cli
   ci         everything CI runs, including a standalone clone
   cli        the command line (argparse) and its verbs
 

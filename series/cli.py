@@ -21,6 +21,9 @@ projects.toml. Everything this tool materialises lives under .work/.
   ci      everything CI runs; the last line is "N passed, N failed"
   demo    the main job: apply the series, install it and run the
           feature's scenario end to end on an in-process deployment
+  cloud   up|scenario|down|status: the patched releases as a real cloud
+          on this machine (separate services, libvirt with QEMU, Ceph),
+          and the feature checked there down to the guest
 
 Every verb takes the project name (default: nova; for status: all).
 """
@@ -31,6 +34,7 @@ import time
 
 from series import checks
 from series import ci
+from series.cloud import cli as cloud
 from series import config
 from series import contract
 from series import demo
@@ -117,6 +121,10 @@ def main(argv=None):
     sub.add_argument('--work-in-progress', action='store_true',
                      help='run on the work tree as it is, edits and '
                      'commits not yet exported included')
+    sub = verbs.add_parser('cloud', help='the patched releases as a real '
+                           'cloud on this machine: cloud up|scenario|'
+                           'down|status')
+    sub.add_argument('action', choices=('up', 'scenario', 'down', 'status'))
     args = parser.parse_args(argv)
 
     if args.verb == 'test' and args.project not in config.load_projects():
@@ -128,6 +136,8 @@ def main(argv=None):
             return ci.ci(args)
         if args.verb == 'demo':
             return demo.demo(args)
+        if args.verb == 'cloud':
+            return cloud.main(args.action)
         if args.verb == 'status' and args.project is None:
             for project in config.load_projects().values():
                 process.say(queue.status(project))

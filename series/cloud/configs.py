@@ -1,0 +1,326 @@
+"""The configuration files of the real cloud's services, one directory
+per service under .work/cloud/etc/.
+"""
+
+import shutil
+
+from series.cloud import layout
+from series.cloud import venv
+from series import config
+
+
+def auth(section, user, **extra):
+    """A keystoneauth password section for `user` of the service
+    project.
+    """
+    lines = [f'[{section}]', 'auth_type = password',
+             f'auth_url = {layout.url("keystone", "/v3")}',
+             f'username = {user}', f'password = {layout.password()}',
+             'project_name = service', 'user_domain_name = Default',
+             'project_domain_name = Default',
+             f'region_name = {layout.REGION}']
+    lines += [f'{key} = {value}' for key, value in extra.items()]
+    return '\n'.join(lines) + '\n'
+
+
+def authtoken(user, service_type):
+    """keystonemiddleware, requiring the service token Nova and Cinder
+    send each other (service_token_roles_required).
+    """
+    return auth('keystone_authtoken', user,
+                www_authenticate_uri=layout.url('keystone', '/v3'),
+                service_type=service_type,
+                service_token_roles_required='true')
+
+
+def privsep(conf, *sections):
+    """oslo.privsep starts `sudo privsep-helper` by default; the cloud
+    runs as root, with the virtualenv's helper.
+    """
+    helper = f'{venv.bin("privsep-helper")} --config-file {conf}'
+    return ''.join(f'[{section}]\nhelper_command = {helper}\n\n'
+                   for section in sections)
+
+
+def common(state, defaults):
+    """[DEFAULT] with the RabbitMQ and state settings every Nova, Cinder
+    and Neutron service shares, then `defaults`, then the locks.
+    """
+    state.mkdir(parents=True, exist_ok=True)
+    return f"""\
+[DEFAULT]
+debug = true
+transport_url = {layout.transport_url()}
+state_path = {state}
+{defaults}
+[oslo_concurrency]
+lock_path = {state / 'lock'}
+
+[oslo_messaging_notifications]
+driver = noop
+
+"""
+
+
+def keystone():
+    etc = layout.etc('keystone')
+    return {'keystone.conf': f"""\
+[DEFAULT]
+debug = true
+
+[database]
+connection = {layout.database_url('mae_keystone')}
+
+[token]
+provider = fernet
+
+[fernet_tokens]
+key_repository = {etc / 'fernet-keys'}
+
+[fernet_receipts]
+key_repository = {etc / 'fernet-keys'}
+
+[credential]
+key_repository = {etc / 'credential-keys'}
+"""}
+
+
+def placement():
+    return {'placement.conf': f"""\
+[DEFAULT]
+debug = true
+
+[api]
+auth_strategy = keystone
+
+[placement_database]
+connection = {layout.database_url('mae_placement')}
+
+{authtoken('placement', 'placement')}
+"""}
+
+
+def nova(compute_host):
+    etc = layout.etc('nova')
+    state = layout.directory() / 'nova'
+    conf = etc / 'nova.conf'
+    (state / 'instances').mkdir(parents=True, exist_ok=True)
+    shutil.copy(config.get_project('nova').tree / 'etc/nova/api-paste.ini',
+                etc / 'api-paste.ini')
+    return {'nova.conf': common(state, f"""\
+host = {compute_host}
+my_ip = {layout.HOST}
+instances_path = {state / 'instances'}
+compute_driver = libvirt.LibvirtDriver
+allow_resize_to_same_host = true
+# Resize confirms itself, so a resized server is ACTIVE again.
+resize_confirm_window = 1
+# One service of each kind here: no periodic bursts of guests at once.
+max_concurrent_builds = 6
+# Two cores would give eight VCPUs; the guests are tiny and mostly idle,
+# and tempest runs beside the scenario's servers.
+cpu_allocation_ratio = 16.0
+# The guest has no ACPI power button handler: a clean shutdown (stop,
+# shelve, resize) would wait the whole default minute.
+shutdown_timeout = 3
+""") + f"""\
+[wsgi]
+api_paste_config = {etc / 'api-paste.ini'}
+
+[api]
+auth_strategy = keystone
+
+[api_database]
+connection = {layout.database_url('mae_nova_api')}
+
+[database]
+connection = {layout.database_url('mae_nova')}
+
+[conductor]
+workers = 1
+
+[scheduler]
+workers = 1
+discover_hosts_in_cells_interval = -1
+
+[libvirt]
+virt_type = qemu
+cpu_mode = none
+# A guest still booting under TCG misses the first unplug request: ask
+# again after 5 seconds rather than 20.
+device_detach_timeout = 5
+
+[vnc]
+enabled = false
+
+{auth('cinder', 'nova', os_region_name=layout.REGION,
+       catalog_info='block-storage:cinder:publicURL')}
+{authtoken('nova', 'compute')}
+{auth('placement', 'placement')}
+{auth('neutron', 'neutron')}
+{auth('service_user', 'nova', send_service_user_token='true')}
+[glance]
+region_name = {layout.REGION}
+
+{privsep(conf, 'nova_sys_admin', 'privsep_osbrick')}"""}
+
+
+def cinder():
+    etc = layout.etc('cinder')
+    state = layout.directory() / 'cinder'
+    conf = etc / 'cinder.conf'
+    shutil.copy(config.get_project('cinder').tree / 'etc/cinder/api-paste.ini',
+                etc / 'api-paste.ini')
+    return {'cinder.conf': common(state, f"""\
+my_ip = {layout.HOST}
+host = mae-volume
+auth_strategy = keystone
+api_paste_config = {etc / 'api-paste.ini'}
+enabled_backends = ceph
+glance_api_servers = {layout.url('glance-api')}
+image_conversion_dir = {state / 'conversion'}
+osapi_volume_workers = 1
+""") + f"""\
+[database]
+connection = {layout.database_url('mae_cinder')}
+
+[ceph]
+volume_driver = cinder.volume.drivers.rbd.RBDDriver
+volume_backend_name = ceph
+rbd_pool = volumes
+rbd_ceph_conf = {layout.directory() / 'ceph' / 'ceph.conf'}
+
+{authtoken('cinder', 'block-storage')}
+{auth('nova', 'nova', interface='public')}
+{auth('service_user', 'cinder', send_service_user_token='true')}
+{privsep(conf, 'cinder_sys_admin', 'privsep_osbrick')}"""}
+
+
+def glance():
+    state = layout.directory() / 'glance'
+    venv_etc = venv.path() / 'etc' / 'glance'
+    shutil.copy(venv_etc / 'glance-api-paste.ini',
+                layout.etc('glance') / 'glance-api-paste.ini')
+    return {'glance-api.conf': f"""\
+[DEFAULT]
+debug = true
+enabled_backends = file:file
+
+[database]
+connection = {layout.database_url('mae_glance')}
+
+[glance_store]
+default_backend = file
+
+[file]
+filesystem_store_datadir = {state / 'images'}
+
+[os_glance_staging_store]
+filesystem_store_datadir = {state / 'staging'}
+
+[os_glance_tasks_store]
+filesystem_store_datadir = {state / 'tasks'}
+
+[paste_deploy]
+flavor = keystone
+
+[oslo_concurrency]
+lock_path = {state / 'lock'}
+
+{authtoken('glance', 'image')}"""}
+
+
+def neutron():
+    state = layout.directory() / 'neutron'
+    etc = layout.etc('neutron')
+    shutil.copy(venv.path() / 'etc' / 'neutron' / 'api-paste.ini',
+                etc / 'api-paste.ini')
+    return {'neutron.conf': common(state, f"""\
+core_plugin = ml2
+# Not for routers: neutron 29.0.0's port listing needs the port
+# forwarding model, which only the router plugin's module loads.
+service_plugins = router
+auth_strategy = keystone
+api_paste_config = {etc / 'api-paste.ini'}
+notify_nova_on_port_status_changes = false
+notify_nova_on_port_data_changes = false
+""") + f"""\
+[database]
+connection = {layout.database_url('mae_neutron')}
+
+{authtoken('neutron', 'network')}
+{auth('nova', 'nova')}""",
+            # No agents: servers here have no ports ("networks": "none"),
+            # Nova only asks Neutron about ports and extensions.
+            'ml2_conf.ini': """\
+[ml2]
+type_drivers = flat
+tenant_network_types =
+mechanism_drivers =
+extension_drivers = port_security
+"""}
+
+
+def uwsgi(name, module, env, pyargv=''):
+    """One master and one worker serving `module` on the service's
+    port.
+    """
+    lines = ['[uwsgi]', f'http-socket = {layout.HOST}:{layout.PORTS[name]}',
+             f'module = {module}', 'master = true', 'processes = 1',
+             'threads = 1', 'enable-threads = true', 'lazy-apps = true',
+             'die-on-term = true', 'need-app = true', 'buffer-size = 65535',
+             # uWSGI's HTTP socket closes every connection after the
+             # response: say so, or clients reuse it and get a reset.
+             'add-header = Connection: close',
+             # glanceclient uploads (Nova's snapshots) in 1 MiB chunks;
+             # uWSGI refuses chunks of more than 1 MB by default.
+             'chunked-input-limit = 16777216']
+    lines += [f'env = {key}={value}' for key, value in env.items()]
+    if pyargv:
+        lines.append(f'pyargv = {pyargv}')
+    return '\n'.join(lines) + '\n'
+
+
+WSGI = {
+    'keystone': ('keystone.wsgi.api:application',
+                 lambda: {'OS_KEYSTONE_CONFIG_DIR': layout.etc('keystone')}),
+    'placement': ('placement.wsgi.api:application',
+                  lambda: {'OS_PLACEMENT_CONFIG_DIR':
+                           layout.etc('placement')}),
+    'nova-api': ('nova.wsgi.osapi_compute:application',
+                 lambda: {'OS_NOVA_CONFIG_DIR': layout.etc('nova')}),
+    'cinder-api': ('cinder.wsgi.api:application', dict),
+    'glance-api': ('glance.wsgi.api:application',
+                   lambda: {'OS_GLANCE_CONFIG_DIR': layout.etc('glance')}),
+    'neutron-api': ('neutron.wsgi.api:application',
+                    lambda: {'OS_NEUTRON_CONFIG_DIR': layout.etc('neutron'),
+                             'OS_NEUTRON_CONFIG_FILES':
+                             'neutron.conf;ml2_conf.ini'}),
+}
+
+
+def write_all(compute_host):
+    """Write every service's configuration; return the uwsgi ini paths
+    by service name.
+    """
+    files = {'keystone': keystone(), 'placement': placement(),
+             'cinder': {}, 'nova': {}, 'glance': {}, 'neutron': {}}
+    for service in ('nova', 'cinder', 'glance', 'neutron'):
+        layout.etc(service).mkdir(parents=True, exist_ok=True)
+    files['nova'] = nova(compute_host)
+    files['cinder'] = cinder()
+    files['glance'] = glance()
+    files['neutron'] = neutron()
+    for service, texts in files.items():
+        layout.etc(service).mkdir(parents=True, exist_ok=True)
+        for name, text in texts.items():
+            (layout.etc(service) / name).write_text(text)
+    inis = {}
+    for name, (module, env) in WSGI.items():
+        pyargv = (f'--config-file {layout.etc("cinder") / "cinder.conf"}'
+                  if name == 'cinder-api' else '')
+        ini = layout.etc('uwsgi') / f'{name}.ini'
+        ini.parent.mkdir(parents=True, exist_ok=True)
+        ini.write_text(uwsgi(name, module, env(), pyargv))
+        inis[name] = ini
+    return inis

@@ -1,0 +1,400 @@
+"""`cloud up`, `cloud down` and `cloud status`."""
+
+import concurrent.futures
+import hashlib
+import json
+import os
+import shutil
+import socket
+import subprocess
+import time
+
+from series import ceph
+from series.cloud import api
+from series.cloud import configs
+from series.cloud import layout
+from series.cloud import services
+from series.cloud import venv
+from series import config
+from series import guest
+from series import process
+
+COMPUTE_HOST = socket.gethostname()
+IMAGE = 'mae-guest'
+FLAVORS = (('mae.tiny', 128), ('mae.small', 192))
+VOLUME_TYPE = 'multiattach'
+
+
+def say(message):
+    process.say(f'cloud: {message}')
+
+
+def cluster():
+    return ceph.Cluster(layout.directory() / 'ceph', layout.PORTS['ceph-mon'])
+
+
+def mariadb(sql):
+    process.run(['mariadb', '--protocol=socket', '-u', 'root'], input=sql)
+
+
+def rabbitmqctl(*args, check=True):
+    return process.run(['rabbitmqctl', '-q', *args], check=check)
+
+
+def setup_host():
+    process.run([config.ROOT / 'tools' / 'setup-test-host', '--cloud'],
+                capture=False)
+
+
+def databases():
+    password = layout.password()
+    statements = []
+    for host in ('localhost', layout.HOST):
+        statements += [
+            f"CREATE USER IF NOT EXISTS '{layout.DB_USER}'@'{host}' "
+            f"IDENTIFIED BY '{password}';",
+            f"ALTER USER '{layout.DB_USER}'@'{host}' "
+            f"IDENTIFIED BY '{password}';"]
+        statements += [f"GRANT ALL PRIVILEGES ON {name}.* TO "
+                       f"'{layout.DB_USER}'@'{host}';"
+                       for name in layout.DATABASES]
+    statements += [f'CREATE DATABASE IF NOT EXISTS {name} CHARACTER SET '
+                   'utf8mb4;' for name in layout.DATABASES]
+    mariadb('\n'.join(statements))
+    vhosts = rabbitmqctl('list_vhosts').stdout.split()
+    if layout.RABBIT_VHOST not in vhosts:
+        rabbitmqctl('add_vhost', layout.RABBIT_VHOST)
+    rabbitmqctl('set_permissions', '-p', layout.RABBIT_VHOST, 'guest',
+                '.*', '.*', '.*')
+
+
+def manage(*command, env=None):
+    return process.run([venv.bin(command[0]), *command[1:]],
+                       cwd=layout.directory(), env=env)
+
+
+def sync_nova():
+    nova = ('nova-manage', '--config-file', services.conf('nova', 'nova.conf'))
+    manage(*nova, 'api_db', 'sync')
+    manage(*nova, 'cell_v2', 'map_cell0', '--database_connection',
+           layout.database_url('mae_nova_cell0'))
+    if 'cell1' not in manage(*nova, 'cell_v2', 'list_cells').stdout:
+        manage(*nova, 'cell_v2', 'create_cell', '--name', 'cell1')
+    manage(*nova, 'db', 'sync')
+
+
+def sync_databases():
+    """Every schema, two at a time (the machine has two cores)."""
+    syncs = {
+        'placement': lambda: manage('placement-manage', '--config-dir',
+                                    layout.etc('placement'), 'db', 'sync'),
+        'nova': sync_nova,
+        'cinder': lambda: manage('cinder-manage', '--config-file',
+                                 services.conf('cinder', 'cinder.conf'),
+                                 'db', 'sync'),
+        'glance': lambda: manage('glance-manage', '--config-file',
+                                 services.conf('glance', 'glance-api.conf'),
+                                 'db_sync'),
+        'neutron': lambda: manage(
+            'neutron-db-manage', '--config-file',
+            services.conf('neutron', 'neutron.conf'), '--config-file',
+            services.conf('neutron', 'ml2_conf.ini'), 'upgrade', 'heads'),
+    }
+
+    def sync(name):
+        started = time.monotonic()
+        syncs[name]()
+        say(f'{name} database ready ({time.monotonic() - started:.0f}s)')
+
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        for future in [pool.submit(sync, name) for name in syncs]:
+            future.result()
+
+
+def keystone_bootstrap():
+    etc = layout.etc('keystone')
+    conf = ('--config-dir', etc)
+    manage('keystone-manage', *conf, 'db_sync')
+    for setup, keys in (('fernet_setup', 'fernet-keys'),
+                        ('credential_setup', 'credential-keys')):
+        if not (etc / keys).exists():
+            manage('keystone-manage', *conf, setup, '--keystone-user', 'root',
+                   '--keystone-group', 'root')
+    identity = layout.url('keystone', '/v3')
+    # From the environment, the password stays out of the process list
+    # and out of the error raised if the command fails.
+    manage('keystone-manage', *conf, 'bootstrap', '--bootstrap-admin-url',
+           identity, '--bootstrap-internal-url', identity,
+           '--bootstrap-public-url', identity, '--bootstrap-region-id',
+           layout.REGION, env={'OS_BOOTSTRAP_PASSWORD': layout.password()})
+
+
+def admin_session():
+    return api.Session(layout.ADMIN, 'admin').authenticate()
+
+
+def ensure(admin, collection, name, body, query=None):
+    """The id of the Keystone `collection` entry named `name`, created
+    with `body` if missing.
+    """
+    found = admin.get('keystone', f'/{collection}?name={query or name}')
+    if found[collection]:
+        return found[collection][0]['id']
+    singular = collection[:-1]
+    reply = admin.call('POST', 'keystone', f'/{collection}',
+                       {singular: dict(body, name=name)}, expect=201)
+    return reply.body[singular]['id']
+
+
+def identity_content(admin):
+    """The service project and users, the mae project and its member,
+    and the catalog.
+    """
+    password = layout.password()
+    roles = {name: ensure(admin, 'roles', name, {})
+             for name in ('admin', 'member', 'reader', 'service')}
+    service_project = ensure(admin, 'projects', 'service',
+                             {'domain_id': 'default'})
+    mae_project = ensure(admin, 'projects', layout.PROJECT,
+                         {'domain_id': 'default'})
+    admin_project = ensure(admin, 'projects', 'admin', {})
+    grants = [(layout.MEMBER, mae_project, 'member'),
+              (layout.ADMIN, mae_project, 'admin'),
+              (layout.ADMIN, admin_project, 'admin')]
+    for user in layout.SERVICE_USERS:
+        grants += [(user, service_project, 'admin'),
+                   (user, service_project, 'service')]
+    users = {}
+    for user, project, role in grants:
+        if user not in users:
+            users[user] = ensure(admin, 'users', user, {
+                'domain_id': 'default', 'password': password})
+        admin.call('PUT', 'keystone', f'/projects/{project}/users/'
+                   f'{users[user]}/roles/{roles[role]}', expect=204)
+    for kind, name, service, path in layout.CATALOG:
+        service_id = ensure(admin, 'services', name, {'type': kind})
+        existing = admin.get('keystone',
+                             f'/endpoints?service_id={service_id}')
+        have = {entry['interface'] for entry in existing['endpoints']}
+        for interface in {'public', 'internal'} - have:
+            admin.call('POST', 'keystone', '/endpoints', {'endpoint': {
+                'service_id': service_id, 'interface': interface,
+                'region_id': layout.REGION,
+                'url': layout.url(service, path)}}, expect=201)
+
+
+def compute_content(admin, image_path):
+    """Flavors, the guest image, the multiattach volume type."""
+    flavors = {flavor['name'] for flavor in admin.get(
+        'nova-api', '/flavors')['flavors']}
+    for name, ram in FLAVORS:
+        if name not in flavors:
+            admin.call('POST', 'nova-api', '/flavors', {'flavor': {
+                'name': name, 'ram': ram, 'vcpus': 1, 'disk': 1}},
+                expect=200)
+    # A guest whose init changed replaces the one uploaded before.
+    version = hashlib.sha256(guest.INIT.encode()).hexdigest()[:16]
+    images = admin.get('glance-api', f'/images?name={IMAGE}')['images']
+    for image in images:
+        if image.get('mae_guest_init') != version:
+            admin.call('DELETE', 'glance-api', f'/images/{image["id"]}',
+                       expect=204)
+    if not any(image['status'] == 'active' and
+               image.get('mae_guest_init') == version for image in images):
+        image = admin.call('POST', 'glance-api', '/images', {
+            'name': IMAGE, 'disk_format': 'raw', 'container_format': 'bare',
+            'visibility': 'public', 'hw_disk_bus': 'virtio',
+            'min_ram': 128, 'mae_guest_init': version}, expect=201).body
+        admin.call('PUT', 'glance-api', f'/images/{image["id"]}/file',
+                   image_path.read_bytes(), expect=204)
+    types = admin.get('cinder-api', '/types')['volume_types']
+    if not any(kind['name'] == VOLUME_TYPE for kind in types):
+        admin.call('POST', 'cinder-api', '/types', {'volume_type': {
+            'name': VOLUME_TYPE, 'os-volume-type-access:is_public': True,
+            'extra_specs': {'multiattach': '<is> True'}}}, expect=200)
+
+
+CLOUDS = """\
+# Written by `tools/series cloud up`: openstack --os-cloud mae ...
+clouds:
+{clouds}"""
+
+
+def clouds_yaml():
+    entries = []
+    for cloud, user, project in (('mae', layout.MEMBER, layout.PROJECT),
+                                 ('mae-admin', layout.ADMIN, 'admin')):
+        entries.append(f"""\
+  {cloud}:
+    auth:
+      auth_url: {layout.url('keystone', '/v3')}
+      username: {user}
+      password: {layout.password()}
+      project_name: {project}
+      user_domain_name: Default
+      project_domain_name: Default
+    region_name: {layout.REGION}
+    identity_api_version: 3
+""")
+    path = layout.directory() / 'clouds.yaml'
+    path.write_text(CLOUDS.format(clouds=''.join(entries)))
+    path.chmod(0o600)
+    return path
+
+
+def libvirt_is_external():
+    """A libvirtd this cloud did not start answers: use it, leave it."""
+    ours = services.by_name('libvirtd').pid()
+    return ours is None and services.libvirt_healthy()
+
+
+def port_in_use(port):
+    with socket.socket() as probe:
+        probe.settimeout(1)
+        return probe.connect_ex((layout.HOST, port)) == 0
+
+
+def check_ports():
+    """Refuse to start where another cloud (or any program) has one of
+    this cloud's ports: its services would answer in place of ours.
+    """
+    ours = {service.port for service in services.all_services()
+            if service.port and service.pid()}
+    if cluster().pid('mon.a'):
+        ours.add(layout.PORTS['ceph-mon'])
+    taken = [f'{name} ({port})' for name, port in layout.PORTS.items()
+             if port not in ours and port_in_use(port)]
+    if taken:
+        raise config.SeriesError(
+            f'ports of this cloud are taken by another process: '
+            f'{", ".join(taken)}; is a cloud of another checkout running? '
+            '(`tools/series cloud down` there)')
+
+
+def up():
+    started = time.monotonic()
+    if os.geteuid() != 0:
+        raise config.SeriesError('the cloud runs as root: it starts the '
+                                 'system libvirtd, and QEMU as its user')
+    check_ports()
+    say('checking the host (Debian packages, MariaDB, RabbitMQ)')
+    setup_host()
+    venv.ensure()
+    layout.directory().mkdir(parents=True, exist_ok=True)
+    say('building the guest image')
+    image_path = guest.build()
+    say('starting Ceph (monitor, manager, OSD)')
+    storage = cluster()
+    storage.up()
+    storage.create_pool('volumes')
+    databases()
+    configs.write_all(COMPUTE_HOST)
+    keystone_bootstrap()
+    by_name = {service.name: service for service in services.all_services()}
+    external_libvirt = libvirt_is_external()
+    for name in ('virtlogd', 'libvirtd', 'keystone'):
+        if name in ('virtlogd', 'libvirtd') and external_libvirt:
+            continue
+        say(f'{"starting" if by_name[name].pid() is None else "running:"} '
+            f'{name}')
+        services.start(by_name[name])
+    admin = admin_session()
+    identity_content(admin)
+    say('syncing the databases')
+    sync_databases()
+    for service in services.all_services():
+        if service.name in ('virtlogd', 'libvirtd', 'keystone'):
+            continue
+        say(f'{"starting" if service.pid() is None else "running:"} '
+            f'{service.name}')
+        services.start(service, timeout=180, admin=admin)
+        if service.name == 'neutron-api':
+            # The first query configures the SQLAlchemy mappers: before
+            # it, neutron 29.0.0 fails listing ports (no
+            # Port.port_forwardings yet), which Nova does first.
+            admin.call('GET', 'neutron-api', '/networks', expect=200)
+        if service.name == 'nova-compute':
+            manage('nova-manage', '--config-file',
+                   services.conf('nova', 'nova.conf'), 'cell_v2',
+                   'discover_hosts')
+            api.wait('the compute node in Placement', lambda: admin.get(
+                'placement', '/resource_providers')['resource_providers'],
+                timeout=120)
+    say('flavors, guest image and volume type')
+    compute_content(admin, image_path)
+    path = clouds_yaml()
+    say(f'up in {time.monotonic() - started:.0f}s; clouds mae and mae-admin '
+        f'in {path.relative_to(config.ROOT)}')
+
+
+def instance_uuids():
+    instances = layout.directory() / 'nova' / 'instances'
+    if not instances.exists():
+        return []
+    return [entry.name for entry in instances.iterdir()
+            if entry.is_dir() and len(entry.name) == 36]
+
+
+def down():
+    """Stop what up started (by PID), remove its guests, databases,
+    RabbitMQ virtual host, Ceph cluster and state; keep the virtualenv
+    and the guest image.
+    """
+    for uuid in instance_uuids():
+        for action in ('destroy', 'undefine'):
+            subprocess.run(['virsh', '-c', 'qemu:///system', action, uuid],
+                           stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+    stopped = services.stop_all(services.all_services())
+    if stopped:
+        say(f'stopped {", ".join(stopped)}')
+    left = cluster().down()
+    if left:
+        say(f'Ceph daemons killed after not stopping: {", ".join(left)}')
+    if shutil.which('mariadb'):
+        mariadb('\n'.join(f'DROP DATABASE IF EXISTS {name};'
+                          for name in layout.DATABASES) +
+                f"\nDROP USER IF EXISTS '{layout.DB_USER}'@'localhost';"
+                f"\nDROP USER IF EXISTS '{layout.DB_USER}'@'{layout.HOST}';")
+    if shutil.which('rabbitmqctl'):
+        rabbitmqctl('delete_vhost', layout.RABBIT_VHOST, check=False)
+    keep = guest.guest_dir()
+    for entry in (layout.directory().iterdir()
+                  if layout.directory().exists() else ()):
+        if entry != keep:
+            if entry.is_dir():
+                shutil.rmtree(entry)
+            else:
+                entry.unlink()
+    say('down')
+
+
+def status():
+    """[(name, PID or None, port or None, healthy: True/False/None)]."""
+    rows = []
+    admin = None
+    try:
+        admin = admin_session()
+    except (config.SeriesError, OSError):
+        pass
+    up = services.reported_up(admin) if admin else None
+    for service in services.all_services():
+        rows.append((service.name, service.pid(), service.port or None,
+                     services.health(service, admin, up)))
+    for daemon, pid in cluster().status():
+        port = layout.PORTS['ceph-mon'] if daemon == 'mon.a' else None
+        rows.append((f'ceph {daemon}', pid, port, pid is not None))
+    return rows
+
+
+def print_status(rows):
+    process.say(f'{"service":18} {"pid":>8} {"port":>6}  health')
+    for name, pid, port, healthy in rows:
+        health = {True: 'healthy', False: 'not running' if pid is None
+                  else 'unhealthy', None: 'unknown (no token)'}[healthy]
+        process.say(f'{name:18} {pid or "-":>8} {port or "-":>6}  {health}')
+    return 0 if all(row[3] for row in rows) else 1
+
+
+def write_json(path, data):
+    path.write_text(json.dumps(data, indent=2, sort_keys=True) + '\n')

@@ -1,0 +1,73 @@
+"""Where the real cloud keeps its files, and its ports, users and
+databases. Everything lives under .work/cloud/ (the guest image under
+.work/cloud/guest survives `cloud down`, as does the virtualenv).
+"""
+
+import secrets
+
+from series import config
+
+HOST = '127.0.0.1'
+PORTS = {'keystone': 18500, 'placement': 18501, 'nova-api': 18502,
+         'cinder-api': 18503, 'glance-api': 18504, 'neutron-api': 18505,
+         'ceph-mon': 18506}
+REGION = 'RegionOne'
+RABBIT_VHOST = 'mae'
+DB_USER = 'mae'
+DATABASES = ('mae_keystone', 'mae_placement', 'mae_nova_api', 'mae_nova',
+             'mae_nova_cell0', 'mae_cinder', 'mae_glance', 'mae_neutron')
+# The services that authenticate to Keystone, each a user of the
+# `service` project with the admin and service roles.
+SERVICE_USERS = ('nova', 'cinder', 'placement', 'glance', 'neutron')
+# (type, name, path under its port) of every catalog entry.
+CATALOG = (('identity', 'keystone', 'keystone', '/v3'),
+           ('placement', 'placement', 'placement', ''),
+           ('compute', 'nova', 'nova-api', '/v2.1'),
+           ('block-storage', 'cinder', 'cinder-api', '/v3'),
+           ('image', 'glance', 'glance-api', ''),
+           ('network', 'neutron', 'neutron-api', ''))
+PROJECT = 'mae'
+MEMBER = 'mae'
+ADMIN = 'admin'
+
+
+def directory():
+    return config.ROOT / '.work' / 'cloud'
+
+
+def etc(service=''):
+    return directory() / 'etc' / service
+
+
+def log(name):
+    return directory() / 'log' / f'{name}.log'
+
+
+def run(name):
+    return directory() / 'run' / f'{name}.pid'
+
+
+def url(service, path=''):
+    return f'http://{HOST}:{PORTS[service]}{path}'
+
+
+def password():
+    """The password of every user and of the database user, made at the
+    first `up` and kept until `down`. Hexadecimal, so that no command
+    line takes it for an option and no URL, SQL or ini file needs it
+    quoted.
+    """
+    path = directory() / 'password'
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.touch(mode=0o600)
+        path.write_text(secrets.token_hex(16) + '\n')
+    return path.read_text().strip()
+
+
+def database_url(name):
+    return f'mysql+pymysql://{DB_USER}:{password()}@{HOST}/{name}'
+
+
+def transport_url():
+    return f'rabbit://guest:guest@{HOST}:5672/{RABBIT_VHOST}'

@@ -1,0 +1,211 @@
+"""The cloud's processes: started detached with their output in
+.work/cloud/log/<name>.log and their PID in .work/cloud/run/<name>.pid,
+stopped by that PID once /proc confirms it is still the process this
+cloud started (same PID, same start time).
+"""
+
+import dataclasses
+import os
+from pathlib import Path
+import signal
+import subprocess
+import time
+
+from series.cloud import api
+from series.cloud import layout
+from series.cloud import venv
+from series import config
+
+STOP_SECONDS = 30
+
+
+@dataclasses.dataclass
+class Service:
+    name: str
+    command: tuple
+    # The API port, for the API services.
+    port: int = 0
+    # (nova|cinder, binary) of an RPC service, reported by os-services.
+    reports_as: tuple = ()
+
+    @property
+    def pid_file(self):
+        return layout.run(self.name)
+
+    def pid(self):
+        """The PID of this service if it runs, else None."""
+        try:
+            pid, started = self.pid_file.read_text().split()
+            pid = int(pid)
+        except (OSError, ValueError):
+            return None
+        return pid if start_time(pid) == started else None
+
+    def start(self):
+        log = layout.log(self.name)
+        log.parent.mkdir(parents=True, exist_ok=True)
+        self.pid_file.parent.mkdir(parents=True, exist_ok=True)
+        with open(log, 'ab') as output:
+            proc = subprocess.Popen(
+                [str(part) for part in self.command], stdin=subprocess.DEVNULL,
+                stdout=output, stderr=subprocess.STDOUT,
+                start_new_session=True, cwd=layout.directory())
+        self.pid_file.write_text(f'{proc.pid} {start_time(proc.pid)}\n')
+        return proc
+
+    def stop(self):
+        """SIGTERM, then SIGKILL after STOP_SECONDS; True if it ran."""
+        return bool(stop_all([self]))
+
+    def signal(self, number):
+        pid = self.pid()
+        if pid is not None:
+            os.kill(pid, number)
+        return pid
+
+    def log_tail(self, lines=20):
+        try:
+            text = layout.log(self.name).read_text(errors='replace')
+        except OSError:
+            return '(no log)'
+        return '\n'.join(text.splitlines()[-lines:])
+
+
+def start_time(pid):
+    """When `pid` started (clock ticks since boot), or None if it is gone
+    or a zombie. With the PID it names one process: a PID file may
+    outlive its process and the PID be reused, and services rewrite
+    their command lines (setproctitle).
+    """
+    try:
+        fields = Path(f'/proc/{pid}/stat').read_text().rsplit(') ', 1)[1]
+    except OSError:
+        return None
+    fields = fields.split()
+    return None if fields[0] == 'Z' else fields[19]
+
+
+def stop_all(running):
+    """Stop the services together: SIGTERM to each, then wait, SIGKILL
+    (their process group) after STOP_SECONDS. The names of those that
+    ran.
+    """
+    stopping = [(service, service.signal(signal.SIGTERM))
+                for service in running]
+    stopping = [(service, pid) for service, pid in stopping if pid]
+    deadline = time.monotonic() + STOP_SECONDS
+    while any(service.pid() for service, _ in stopping) and (
+            time.monotonic() < deadline):
+        time.sleep(0.2)
+    for service, pid in stopping:
+        if service.pid():
+            os.killpg(pid, signal.SIGKILL)
+    for service in running:
+        service.pid_file.unlink(missing_ok=True)
+    return [service.name for service, _ in stopping]
+
+
+def conf(service, name):
+    return layout.etc(service) / name
+
+
+def all_services():
+    """Every service, in start order."""
+    uwsgi = venv.bin('uwsgi')
+    nova_conf = ('--config-file', conf('nova', 'nova.conf'))
+    cinder_conf = ('--config-file', conf('cinder', 'cinder.conf'))
+    run = layout.directory() / 'run'
+    services = [
+        Service('virtlogd', ('virtlogd', '--pid-file',
+                             run / 'virtlogd.daemon.pid')),
+        Service('libvirtd', ('libvirtd', '--pid-file',
+                             run / 'libvirtd.daemon.pid')),
+    ]
+    for name in ('keystone', 'placement', 'glance-api', 'neutron-api',
+                 'cinder-api', 'nova-api'):
+        services.append(Service(
+            name, (uwsgi, '--ini', layout.etc('uwsgi') / f'{name}.ini'),
+            port=layout.PORTS[name]))
+    for binary in ('cinder-scheduler', 'cinder-volume'):
+        services.append(Service(binary, (venv.bin(binary), *cinder_conf),
+                                reports_as=('cinder-api', binary)))
+    for binary in ('nova-conductor', 'nova-scheduler', 'nova-compute'):
+        services.append(Service(binary, (venv.bin(binary), *nova_conf),
+                                reports_as=('nova-api', binary)))
+    return services
+
+
+def by_name(name):
+    return {service.name: service for service in all_services()}[name]
+
+
+def http_healthy(service):
+    try:
+        reply = api.request('GET', f'http://{layout.HOST}:{service.port}/',
+                            timeout=5)
+    except OSError:
+        return False
+    return reply.status < 500
+
+
+def libvirt_healthy():
+    return subprocess.run(['virsh', '-c', 'qemu:///system', 'version'],
+                          stdout=subprocess.DEVNULL,
+                          stderr=subprocess.DEVNULL).returncode == 0
+
+
+def reported_up(admin):
+    """{(api service, binary)} of the RPC services Nova and Cinder list
+    as up.
+    """
+    found = set()
+    for api_service, path in (('nova-api', '/os-services'),
+                              ('cinder-api', '/os-services')):
+        try:
+            reply = admin.call('GET', api_service, path)
+        except OSError:
+            continue
+        if reply.status != 200:
+            continue
+        for entry in reply.body['services']:
+            if entry['state'] == 'up' and entry['status'] == 'enabled':
+                found.add((api_service, entry['binary']))
+    return found
+
+
+def health(service, admin=None, up=None):
+    """True, False, or None when it cannot be told (no token)."""
+    if service.pid() is None:
+        return False
+    if service.port:
+        return http_healthy(service)
+    if service.name == 'libvirtd':
+        return libvirt_healthy()
+    if service.reports_as:
+        if up is None:
+            if admin is None:
+                return None
+            up = reported_up(admin)
+        return service.reports_as in up
+    return True
+
+
+def start(service, timeout=120, admin=None):
+    """Start `service` unless it runs; wait until it is healthy."""
+    proc = service.start() if service.pid() is None else None
+
+    def exited():
+        return proc is not None and proc.poll() is not None
+
+    try:
+        api.wait(f'{service.name} healthy',
+                 lambda: exited() or health(service, admin),
+                 timeout, interval=0.5)
+    except config.SeriesError:
+        raise config.SeriesError(
+            f'{service.name} did not become healthy in {timeout}s; the end '
+            f'of {layout.log(service.name)}:\n{service.log_tail()}')
+    if exited():
+        raise config.SeriesError(
+            f'{service.name} exited ({proc.returncode}); the end of '
+            f'{layout.log(service.name)}:\n{service.log_tail()}')

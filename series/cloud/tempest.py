@@ -1,0 +1,149 @@
+"""Step 8: upstream tempest (our series applied) against the real cloud:
+the compute volume attach tests, multiattach included, with dynamic
+credentials and no networking (servers get no port).
+"""
+
+import os
+import re
+import subprocess
+import time
+
+from series.cloud import deploy
+from series.cloud import layout
+from series import config
+from series import envs
+from series import process
+from series import queue
+from series import suites
+
+TESTS = (r'^tempest\.api\.compute\.volumes\.',
+         r'^tempest\.api\.compute\.admin\.test_volumes_negative\.')
+SKIPPED = re.compile(r'^\{\d+\} (.+?) \.\.\. SKIPPED: (.*)$')
+
+
+def skipped(line):
+    """(test id, reason) from a line of stestr's output, or None: the id
+    without its tags or time, as subunit reports it.
+    """
+    found = SKIPPED.match(line.strip())
+    if not found:
+        return None
+    test = re.sub(r'\s*\[[\d.]+s\]$', '', found.group(1))
+    return re.sub(r'\[[^\]]*\]$', '', test), found.group(2).strip()
+
+
+def tempest_conf(session, image, flavors):
+    password = layout.password()
+    return f"""\
+[DEFAULT]
+log_file = {layout.log('tempest')}
+
+[auth]
+use_dynamic_credentials = true
+# No routers or networks per test project: servers here have no ports.
+create_isolated_networks = false
+admin_username = {layout.ADMIN}
+admin_password = {password}
+admin_project_name = admin
+admin_domain_name = Default
+
+[identity]
+uri_v3 = {layout.url('keystone', '/v3')}
+auth_version = v3
+region = {layout.REGION}
+
+[identity-feature-enabled]
+api_v2 = false
+
+[compute]
+image_ref = {image}
+image_ref_alt = {image}
+flavor_ref = {flavors['mae.tiny']}
+flavor_ref_alt = {flavors['mae.small']}
+max_microversion = latest
+build_timeout = 300
+
+[compute-feature-enabled]
+volume_multiattach = true
+console_output = true
+resize = true
+cold_migration = false
+live_migration = false
+vnc_console = false
+spice_console = false
+serial_console = false
+change_password = false
+interface_attach = false
+attach_encrypted_volume = false
+snapshot = true
+
+[volume]
+catalog_type = block-storage
+max_microversion = latest
+volume_type_multiattach = {deploy.VOLUME_TYPE}
+build_timeout = 300
+
+[service_available]
+nova = true
+cinder = true
+glance = true
+neutron = true
+swift = false
+
+[validation]
+run_validation = false
+"""
+
+
+def run(session):
+    """Run the tests; return {'passed', 'failed', 'skipped', 'skips':
+    {test: reason}, 'failures': [test]}.
+    """
+    project = config.get_project('tempest')
+    if not (project.tree / '.git').exists():
+        queue.apply(project)
+    python = envs.ensure_venv(project)
+    image = next(image['id'] for image in session.get(
+        'glance-api', f'/images?name={deploy.IMAGE}')['images'])
+    flavors = {flavor['name']: flavor['id'] for flavor in session.get(
+        'nova-api', '/flavors')['flavors']}
+    directory = layout.directory() / 'tempest'
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / 'tempest.conf').write_text(
+        tempest_conf(session, image, flavors))
+    env = dict(os.environ, TEMPEST_CONFIG_DIR=str(directory),
+               TEMPEST_CONFIG='tempest.conf', OS_TEST_TIMEOUT='900',
+               PATH=f'{python.parent}{os.pathsep}{os.environ["PATH"]}')
+    log = layout.log('tempest-run')
+    process.say(f'scenario: tempest {project.version}: '
+                f'{" ".join(TESTS)} (log: {log.relative_to(config.ROOT)})')
+    started = time.monotonic()
+    skips = {}
+    with open(log, 'w') as out:
+        proc = subprocess.Popen(
+            [str(python), '-m', 'stestr', 'run', '--concurrency', '2',
+             '|'.join(TESTS)], cwd=project.tree, env=env,
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        for line in proc.stdout:
+            out.write(line)
+            skip = skipped(line)
+            if skip:
+                skips[skip[0]] = skip[1]
+            if re.search(r'\.\.\. (FAILED|ok|SKIPPED)', line):
+                process.say('  ' + line.strip()[:160])
+        proc.wait()
+    results = suites.read_subunit_results(python, project.tree)
+    counts = {'passed': 0, 'failed': 0, 'skipped': 0}
+    failures = []
+    for test_id, status in sorted(results.items()):
+        if status in ('success', 'xfail'):
+            counts['passed'] += 1
+        elif status == 'skip':
+            counts['skipped'] += 1
+        else:
+            counts['failed'] += 1
+            failures.append(test_id)
+    return dict(counts, failures=failures,
+                skips={test: skips.get(test, '') for test, status in
+                       results.items() if status == 'skip'},
+                seconds=round(time.monotonic() - started, 1))

@@ -1,0 +1,108 @@
+"""The real cloud's one virtualenv: every service, pinned by the
+repository's constraints, Nova and Cinder from their patched work trees.
+"""
+
+import hashlib
+import json
+import os
+from pathlib import Path
+import subprocess
+import sys
+import sysconfig
+import time
+
+from series import config
+from series import envs
+from series import process
+from series import queue
+
+# The 2026.2 releases of the services we do not patch, and uWSGI (not in
+# upper-constraints), from PyPI.
+RELEASES = ('keystone==30.0.0', 'openstack-placement==16.0.0',
+            'glance==33.0.0', 'neutron==29.0.0', 'uWSGI==2.0.31')
+# Packages the services need that their requirements leave out:
+# the MySQL driver, libvirt-python for nova-compute's libvirt driver
+# (built against Debian's libvirt-dev), and pyroute2, which neutron
+# 29.0.0's wheel metadata drops (its requirement carries an environment
+# marker) although neutron-db-manage imports it.
+EXTRAS = ('PyMySQL', 'libvirt-python', 'pyroute2')
+PATCHED = ('nova', 'cinder')
+# Debian's Ceph bindings (python3-rados, python3-rbd) for Cinder's RBD
+# driver: not on PyPI, made visible to the virtualenv.
+CEPH_MODULES = ('rados', 'rbd')
+DEBIAN_PYTHON = Path('/usr/lib/python3/dist-packages')
+
+
+def path():
+    return config.ROOT / '.work' / 'venvs' / 'cloud'
+
+
+def bin(name):
+    return path() / 'bin' / name
+
+
+def ensure():
+    """Build the virtualenv unless its inputs are unchanged; return its
+    python.
+    """
+    projects = [config.get_project(name) for name in PATCHED]
+    for project in projects:
+        if not (project.tree / '.git').exists():
+            queue.apply(project)
+    constraints = envs.constraints_for(projects[0])
+    inputs = [sys.version, constraints, json.dumps([RELEASES, EXTRAS])]
+    for project in projects:
+        inputs += [project.version,
+                   (project.tree / 'requirements.txt').read_text()]
+    digest = hashlib.sha256('\0'.join(inputs).encode()).hexdigest()
+    venv = path()
+    stamp = venv / 'series-inputs.sha256'
+    python = venv / 'bin' / 'python'
+    if stamp.exists() and stamp.read_text().strip() == digest:
+        return python
+    process.say(f'cloud: building the virtualenv '
+                f'{venv.relative_to(config.ROOT)} (pinned by '
+                'upper-constraints; a few minutes)')
+    started = time.monotonic()
+    process.run(['rm', '-rf', venv])
+    process.run([sys.executable, '-m', 'venv', venv])
+    constraints_file = venv / 'upper-constraints.txt'
+    constraints_file.write_text(constraints)
+    pip = [python, '-m', 'pip', 'install', '--no-input', '--progress-bar',
+           'off', '-c', constraints_file]
+    # The patched trees editable, each with its own version for pbr.
+    for project in projects:
+        process.say(f'cloud: installing {project.name} {project.version} '
+                    'with its series')
+        process.run([*pip, '--quiet', '-e', project.tree],
+                    env=dict(envs.PBR_ENV, PBR_VERSION=project.version))
+    install = subprocess.Popen(
+        [str(c) for c in (*pip, *RELEASES, *EXTRAS)],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    output = []
+    for line in envs.pip_progress(install.stdout, output):
+        process.say(line)
+    if install.wait() != 0:
+        raise config.SeriesError('installing the cloud virtualenv failed; '
+                                 'pip said:\n' + ''.join(output[-40:]))
+    link_ceph_modules(venv)
+    stamp.write_text(digest + '\n')
+    process.say(f'cloud: virtualenv ready in '
+                f'{time.monotonic() - started:.0f}s')
+    return python
+
+
+def link_ceph_modules(venv):
+    site = Path(subprocess.run(
+        [venv / 'bin' / 'python', '-c',
+         'import sysconfig; print(sysconfig.get_path("purelib"))'],
+        check=True, text=True, stdout=subprocess.PIPE).stdout.strip())
+    suffix = sysconfig.get_config_var('EXT_SUFFIX')
+    for module in CEPH_MODULES:
+        found = DEBIAN_PYTHON / f'{module}{suffix}'
+        if not found.exists():
+            raise config.SeriesError(f'{found} is missing: install '
+                                     f'python3-{module}')
+        link = site / found.name
+        if not link.exists():
+            os.symlink(found, link)

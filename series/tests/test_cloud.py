@@ -1,0 +1,324 @@
+"""The real cloud's parts that run without the cloud: configuration
+files, processes by PID, libvirt and QEMU disk views, tempest's skips.
+(`tools/series cloud scenario` runs the rest, in CI.)
+"""
+
+import configparser
+import contextlib
+import io
+from pathlib import Path
+import socket
+import sys
+import tempfile
+import types
+import unittest
+from unittest import mock
+
+from series.cloud import configs
+from series.cloud import deploy
+from series.cloud import layout
+from series.cloud import scenario
+from series.cloud import services
+from series.cloud import tempest
+from series import config
+
+DOMAIN_XML = """\
+<domain type='qemu'>
+  <devices>
+    <disk type='network' device='disk'>
+      <source protocol='rbd' name='volumes/volume-aaaa'/>
+      <target dev='vda' bus='virtio'/>
+      <readonly/>
+      <shareable/>
+      <serial>aaaa</serial>
+      <alias name='ua-aaaa'/>
+    </disk>
+    <disk type='network' device='disk'>
+      <source protocol='rbd' name='volumes/volume-bbbb'/>
+      <target dev='vdb' bus='virtio'/>
+      <shareable/>
+      <serial>bbbb</serial>
+      <alias name='ua-bbbb'/>
+    </disk>
+    <disk type='file' device='cdrom'>
+      <target dev='hdd' bus='ide'/>
+      <alias name='ide0-1-1'/>
+    </disk>
+  </devices>
+</domain>
+"""
+
+QUERY_BLOCK = """\
+{"return": [
+  {"device": "", "qdev": "/machine/peripheral/ua-aaaa/virtio-backend",
+   "inserted": {"ro": true}},
+  {"device": "", "qdev": "/machine/peripheral/ua-bbbb/virtio-backend",
+   "inserted": {"ro": false}},
+  {"device": "ide0-1-1", "qdev": "", "removable": true}
+]}
+"""
+
+
+class DisksTest(unittest.TestCase):
+
+    def test_xml_and_qemu_views_per_volume(self):
+        self.assertEqual({'aaaa': ('vda', True, True),
+                          'bbbb': ('vdb', False, False)},
+                         scenario.disks(DOMAIN_XML, QUERY_BLOCK))
+
+    def test_a_disk_qemu_does_not_list_has_no_qemu_view(self):
+        self.assertEqual({'aaaa': ('vda', True, None),
+                          'bbbb': ('vdb', False, None)},
+                         scenario.disks(DOMAIN_XML, '{"return": []}'))
+
+
+class RootTestCase(unittest.TestCase):
+    """config.ROOT in a temporary directory."""
+
+    def setUp(self):
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        self.root = Path(tmp.name)
+        patcher = mock.patch.object(config, 'ROOT', self.root)
+        patcher.start()
+        self.addCleanup(patcher.stop)
+
+
+class ConfigsTest(RootTestCase):
+
+    def setUp(self):
+        super().setUp()
+        for path in ('nova/etc/nova/api-paste.ini',
+                     'cinder/etc/cinder/api-paste.ini'):
+            (self.root / path).parent.mkdir(parents=True)
+            (self.root / path).write_text('[pipeline:main]\n')
+        for name in ('glance/glance-api-paste.ini', 'neutron/api-paste.ini'):
+            path = self.root / '.work/venvs/cloud/etc' / name
+            path.parent.mkdir(parents=True)
+            path.write_text('[pipeline:main]\n')
+        patcher = mock.patch.object(
+            configs.config, 'get_project',
+            lambda name: types.SimpleNamespace(tree=self.root / name))
+        patcher.start()
+        self.addCleanup(patcher.stop)
+        self.inis = configs.write_all('compute-1')
+
+    def parse(self, service, name):
+        # strict: a section or option given twice is an error, as
+        # oslo.config would otherwise merge it silently (uWSGI repeats
+        # `env` on purpose).
+        parser = configparser.ConfigParser(strict=service != 'uwsgi',
+                                           interpolation=None)
+        parser.read_string((layout.etc(service) / name).read_text())
+        return parser
+
+    def test_every_file_parses(self):
+        files = sorted(path.relative_to(layout.etc()) for path in
+                       layout.etc().rglob('*') if path.is_file())
+        self.assertEqual(
+            ['cinder/api-paste.ini', 'cinder/cinder.conf',
+             'glance/glance-api-paste.ini', 'glance/glance-api.conf',
+             'keystone/keystone.conf', 'neutron/api-paste.ini',
+             'neutron/ml2_conf.ini', 'neutron/neutron.conf',
+             'nova/api-paste.ini', 'nova/nova.conf',
+             'placement/placement.conf', 'uwsgi/cinder-api.ini',
+             'uwsgi/glance-api.ini', 'uwsgi/keystone.ini',
+             'uwsgi/neutron-api.ini', 'uwsgi/nova-api.ini',
+             'uwsgi/placement.ini'], [str(path) for path in files])
+        for path in files:
+            self.parse(*path.parts)
+
+    def test_nova_runs_libvirt_with_qemu_and_sends_service_tokens(self):
+        nova = self.parse('nova', 'nova.conf')
+        self.assertEqual('qemu', nova['libvirt']['virt_type'])
+        self.assertEqual('compute-1', nova['DEFAULT']['host'])
+        self.assertEqual('true', nova['DEFAULT']['allow_resize_to_same_host'])
+        self.assertEqual('true',
+                         nova['service_user']['send_service_user_token'])
+        self.assertEqual('block-storage:cinder:publicURL',
+                         nova['cinder']['catalog_info'])
+        self.assertIn('/mae_nova_api',
+                      nova['api_database']['connection'])
+
+    def test_both_sides_require_service_tokens(self):
+        for service, name in (('nova', 'nova.conf'),
+                              ('cinder', 'cinder.conf')):
+            conf = self.parse(service, name)
+            self.assertEqual('true', conf['keystone_authtoken'][
+                'service_token_roles_required'])
+            self.assertEqual('true', conf['service_user'][
+                'send_service_user_token'])
+
+    def test_privsep_runs_the_virtualenv_helper_without_sudo(self):
+        nova = self.parse('nova', 'nova.conf')
+        for section in ('nova_sys_admin', 'privsep_osbrick'):
+            helper = nova[section]['helper_command'].split()
+            self.assertEqual(str(self.root / '.work/venvs/cloud/bin/'
+                                 'privsep-helper'), helper[0])
+            self.assertEqual(str(layout.etc('nova') / 'nova.conf'),
+                             helper[-1])
+
+    def test_cinder_uses_rbd_and_no_multiattach_default(self):
+        cinder = self.parse('cinder', 'cinder.conf')
+        self.assertEqual('cinder.volume.drivers.rbd.RBDDriver',
+                         cinder['ceph']['volume_driver'])
+        # Volumes are multiattach only when asked (tempest's plain
+        # volumes must attach below 2.60).
+        self.assertNotIn('default_volume_type', cinder['DEFAULT'])
+
+    def test_one_uwsgi_worker_per_api_on_its_port(self):
+        for name, ini in self.inis.items():
+            uwsgi = configparser.ConfigParser(strict=False,
+                                              interpolation=None)
+            uwsgi.read_string(ini.read_text())
+            self.assertEqual(f'127.0.0.1:{layout.PORTS[name]}',
+                             uwsgi['uwsgi']['http-socket'])
+            self.assertEqual('1', uwsgi['uwsgi']['processes'])
+
+    def test_password_is_kept_and_private(self):
+        password = layout.password()
+        self.assertEqual(password, layout.password())
+        self.assertEqual(0o600, (layout.directory() / 'password').stat()
+                         .st_mode & 0o777)
+        self.assertIn(password, (layout.etc('nova') / 'nova.conf')
+                      .read_text())
+
+
+class KeystoneBootstrapTest(RootTestCase):
+
+    def test_password_never_reads_as_an_option(self):
+        # A password such as '-dSL...' made keystone-manage's argument
+        # parser fail (exit 2) in CI.
+        for _ in range(200):
+            (layout.directory() / 'password').unlink(missing_ok=True)
+            self.assertRegex(layout.password(), r'^[0-9a-f]{32}$')
+
+    def test_bootstrap_password_is_not_on_the_command_line(self):
+        commands = []
+        with mock.patch.object(deploy.process, 'run',
+                               lambda cmd, **kw: commands.append((cmd, kw))):
+            deploy.keystone_bootstrap()
+        bootstrap, options = next((cmd, kw) for cmd, kw in commands
+                                  if 'bootstrap' in cmd)
+        self.assertEqual(layout.password(),
+                         options['env']['OS_BOOTSTRAP_PASSWORD'])
+        self.assertNotIn(layout.password(), ' '.join(map(str, bootstrap)))
+
+
+class ServicesTest(RootTestCase):
+
+    def setUp(self):
+        super().setUp()
+        layout.directory().mkdir(parents=True)
+
+    def sleeper(self, name='sleeper'):
+        return services.Service(name, (sys.executable, '-c',
+                                       'import time; time.sleep(60)'))
+
+    def test_started_then_stopped_by_pid(self):
+        service = self.sleeper()
+        self.addCleanup(service.stop)
+        services.start(service, timeout=10)
+        pid = service.pid()
+        self.assertIsNotNone(pid)
+        self.assertIsNotNone(services.start_time(pid))
+        self.assertTrue(service.stop())
+        self.assertIsNone(services.start_time(pid))
+        self.assertFalse(service.pid_file.exists())
+        self.assertFalse(service.stop())
+
+    def test_a_reused_pid_is_not_ours(self):
+        service = self.sleeper()
+        service.pid_file.parent.mkdir(parents=True)
+        # This process, but with another start time: a PID file left by
+        # a process that is gone, its PID reused.
+        service.pid_file.write_text(f'{Path("/proc/self").resolve().name} '
+                                    '1\n')
+        self.assertIsNone(service.pid())
+
+    def test_a_service_that_exits_is_named_with_its_log(self):
+        # An API service (it has a port) that exits before it answers.
+        with socket.socket() as unused:
+            unused.bind(('127.0.0.1', 0))
+            port = unused.getsockname()[1]
+        service = services.Service('broken', (
+            sys.executable, '-c', 'import sys, time; time.sleep(0.5); '
+            'print("no config"); sys.exit(3)'), port=port)
+        with self.assertRaises(config.SeriesError) as raised:
+            services.start(service, timeout=10)
+        self.assertIn('broken exited (3)', str(raised.exception))
+        self.assertIn('no config', str(raised.exception))
+
+
+class StatusTest(unittest.TestCase):
+
+    def test_table_and_exit_status(self):
+        output = io.StringIO()
+        with contextlib.redirect_stdout(output):
+            healthy = deploy.print_status([
+                ('keystone', 101, 18500, True),
+                ('nova-compute', 102, None, True)])
+            sick = deploy.print_status([
+                ('keystone', 101, 18500, True),
+                ('nova-compute', None, None, False),
+                ('cinder-volume', 103, None, None)])
+        self.assertEqual((0, 1), (healthy, sick))
+        lines = output.getvalue().splitlines()
+        self.assertIn('not running', lines[-2])
+        self.assertIn('unknown (no token)', lines[-1])
+
+
+class TempestTest(unittest.TestCase):
+
+    def test_skip_reason_from_stestr_output(self):
+        line = ('{0} tempest.api.compute.volumes.test_attach_volume.'
+                'AttachVolumeMultiAttachTest.test_boot_from_multiattach_'
+                'volume_direct_lun[id-1,multiattach] ... SKIPPED: '
+                'hw_scsi_model=virtio-scsi not supported\n')
+        self.assertEqual(
+            ('tempest.api.compute.volumes.test_attach_volume.'
+             'AttachVolumeMultiAttachTest.test_boot_from_multiattach_'
+             'volume_direct_lun', 'hw_scsi_model=virtio-scsi not supported'),
+            tempest.skipped(line))
+
+    def test_skipped_class(self):
+        line = ('{1} setUpClass (tempest.api.compute.admin.test_volumes_'
+                'negative.UpdateMultiattachVolumeNegativeTest) ... SKIPPED: '
+                'The microversion range[3.27 - latest] is out of range')
+        self.assertEqual(
+            ('setUpClass (tempest.api.compute.admin.test_volumes_negative.'
+             'UpdateMultiattachVolumeNegativeTest)',
+             'The microversion range[3.27 - latest] is out of range'),
+            tempest.skipped(line))
+
+    def test_other_lines(self):
+        self.assertIsNone(tempest.skipped(
+            '{0} tempest.api.x.Test.test_y [1.2s] ... ok'))
+
+
+class PortsTest(RootTestCase):
+
+    def free_port(self):
+        with socket.socket() as unused:
+            unused.bind(('127.0.0.1', 0))
+            return unused.getsockname()[1]
+
+    def ports(self, keystone):
+        return mock.patch.dict(layout.PORTS, {
+            'keystone': keystone, 'ceph-mon': self.free_port()}, clear=True)
+
+    def test_a_port_taken_by_another_process_is_refused(self):
+        with socket.socket() as listener:
+            listener.bind(('127.0.0.1', 0))
+            listener.listen()
+            port = listener.getsockname()[1]
+            with self.ports(port), \
+                    mock.patch.object(services, 'all_services', list):
+                with self.assertRaises(config.SeriesError) as raised:
+                    deploy.check_ports()
+        self.assertIn(f'keystone ({port})', str(raised.exception))
+
+    def test_free_ports_pass(self):
+        with self.ports(self.free_port()), \
+                mock.patch.object(services, 'all_services', list):
+            deploy.check_ports()
