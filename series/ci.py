@@ -6,8 +6,11 @@ import subprocess
 import sys
 import tempfile
 import time
+import traceback
 
 from series import checks
+from series.cloud import deploy
+from series.cloud import scenario
 from series import config
 from series import contract
 from series import demo
@@ -84,41 +87,111 @@ def standalone_clone(projects):
                               failed=len(problems), error='; '.join(problems))
 
 
+def real_cloud():
+    """`cloud scenario` then `cloud down`: its steps and the tempest
+    tests it ran, as two results. Whatever goes wrong, down runs and CI
+    goes on to its summary with the failure in it.
+    """
+    started = time.monotonic()
+    errors = []
+
+    def attempt(name, action):
+        try:
+            return action()
+        except Exception as failure:  # reported in the summary, not raised
+            if not isinstance(failure, config.SeriesError):
+                process.say(traceback.format_exc())
+            errors.append(f'cloud {name}: {failure}')
+            process.say(f'real cloud: cloud {name}: {failure}')
+
+    report = (attempt('scenario', scenario.run) or
+              {'steps': [], 'tempest': None})
+    attempt('down', deploy.down)
+    failed_steps = [f'step {step["step"]}: {step["detail"]}'
+                    for step in report['steps'] if not step['passed']]
+    results = [suites.SuiteResult(
+        name='real cloud scenario',
+        passed=len(report['steps']) - len(failed_steps),
+        failed=len(failed_steps) + len(errors),
+        error='; '.join(errors + failed_steps))]
+    tempest = report['tempest']
+    if tempest:
+        results.append(suites.SuiteResult(
+            name='real cloud tempest', passed=tempest['passed'],
+            failed=tempest['failed'], skipped=tempest['skipped'],
+            error=', '.join(tempest['failures'])))
+    process.say(f'real cloud: scenario and down in '
+                f'{time.monotonic() - started:.0f}s')
+    return results
+
+
+class Timings:
+    """How long each part of CI took, printed before the summary: where
+    to look when CI grows past its budget.
+    """
+
+    def __init__(self):
+        self.parts = []
+
+    def run(self, label, function, *args, **kwargs):
+        started = time.monotonic()
+        result = function(*args, **kwargs)
+        self.parts.append((label, time.monotonic() - started))
+        return result
+
+    def print(self):
+        process.say('')
+        process.say('time by part of CI:')
+        for label, seconds in self.parts:
+            process.say(f'  {label:<44} {seconds / 60:6.1f} min')
+
+
 def ci(args):
     started = time.monotonic()
-    if not args.no_databases:
-        process.run([config.ROOT / 'tools' / 'setup-test-host'],
+    timings = Timings()
+    databases = not args.no_databases
+    if databases:
+        timings.run('test host setup', process.run,
+                    [config.ROOT / 'tools' / 'setup-test-host'],
                     capture=False)
-    results = [suites.tool_self_test()]
+    results = [timings.run('tool tests', suites.tool_self_test)]
     projects = config.load_projects()
     for name in projects:
         if (projects[name].patches / 'series').exists():
             # tools/setup-test-host installs quilt with the databases.
-            results.append(check_result(projects[name],
-                                        quilt=not args.no_databases))
-    results.append(standalone_clone(projects))
+            results.append(timings.run(f'{name} series check', check_result,
+                                       projects[name], quilt=databases))
+    results.append(timings.run('standalone clone', standalone_clone,
+                               projects))
     nova = projects['nova']
-    results.append(demo.end_to_end())
-    results.extend(suites.test(nova, databases=not args.no_databases))
-    results.extend(docs.docs(nova))
-    results.append(suites.lint(nova))
-    results.append(suites.typecheck(nova))
-    results.append(suites.lint_tools(nova))
-    results.extend(spec.spec_checks(nova))
+    results.append(timings.run('demo end to end', demo.end_to_end))
+    results.extend(timings.run('nova tests', suites.test, nova,
+                               databases=databases))
+    results.extend(timings.run('nova docs', docs.docs, nova))
+    results.append(timings.run('nova flake8', suites.lint, nova))
+    results.append(timings.run('nova mypy', suites.typecheck, nova))
+    results.append(timings.run('tools flake8', suites.lint_tools, nova))
+    results.extend(timings.run('spec checks', spec.spec_checks, nova))
     cinder = projects['cinder']
     if queue.read_series(cinder):
-        results.extend(suites.test(cinder, databases=not args.no_databases))
-        results.append(suites.lint(cinder))
-        results.append(contract.contract(cinder))
+        results.extend(timings.run('cinder tests', suites.test, cinder,
+                                   databases=databases))
+        results.append(timings.run('cinder flake8', suites.lint, cinder))
+        results.append(timings.run('cinder contract', contract.contract,
+                                   cinder))
     # The clients (openstacksdk, python-openstackclient, tempest): their
     # own unit tests of what the series changes, and their style checks.
     # Their end-to-end checks run against the demo above.
     for name, project in projects.items():
         if name not in ('nova', 'cinder') and queue.read_series(project):
-            results.extend(suites.test(project))
-            results.append(suites.lint(project))
+            results.extend(timings.run(f'{name} tests', suites.test,
+                                       project))
+            results.append(timings.run(f'{name} lint', suites.lint, project))
+    results.extend(timings.run('real cloud: scenario, tempest, down',
+                               real_cloud))
     # The devstack plugin's tests are not a package: no top-level directory.
-    results.append(suites.tool_self_test('devstack/tests',
-                                         'devstack plugin tests',
-                                         top_level=None))
+    results.append(timings.run('devstack plugin tests', suites.tool_self_test,
+                               'devstack/tests', 'devstack plugin tests',
+                               top_level=None))
+    timings.print()
     return suites.print_summary(results, started)

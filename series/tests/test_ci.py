@@ -57,3 +57,38 @@ class StandaloneCloneTest(base.SeriesTestCase):
         self.assertIn("['demo'] True ['repository'] []", log)
         self.assertIn("['rebase', 'demo', '2.0'] True ['repository'] []",
                       log)
+
+
+class RealCloudTest(base.SeriesTestCase):
+
+    def run_real_cloud(self, scenario_run, down):
+        with mock.patch.object(ci.scenario, 'run', scenario_run), \
+                mock.patch.object(ci.deploy, 'down', down), \
+                mock.patch.object(ci.process, 'say'):
+            return ci.real_cloud()
+
+    def test_steps_and_tempest_as_two_results(self):
+        report = {'steps': [{'step': 1, 'passed': True, 'detail': ''},
+                            {'step': 2, 'passed': False, 'detail': 'no'}],
+                  'tempest': {'passed': 3, 'failed': 1, 'skipped': 2,
+                              'failures': ['t.test_a']}}
+        down = mock.Mock()
+        scenario_result, tempest_result = self.run_real_cloud(
+            lambda: report, down)
+        down.assert_called_once_with()
+        self.assertEqual((1, 1, 'step 2: no'),
+                         (scenario_result.passed, scenario_result.failed,
+                          scenario_result.error))
+        self.assertEqual((3, 1, 2, 't.test_a'),
+                         (tempest_result.passed, tempest_result.failed,
+                          tempest_result.skipped, tempest_result.error))
+
+    def test_any_failure_is_a_failed_result_and_down_still_runs(self):
+        down = mock.Mock(side_effect=config.SeriesError('MariaDB is down'))
+        results = self.run_real_cloud(
+            mock.Mock(side_effect=KeyError('steps')), down)
+        down.assert_called_once_with()
+        self.assertEqual(1, len(results))
+        self.assertEqual((0, 2), (results[0].passed, results[0].failed))
+        self.assertEqual("cloud scenario: 'steps'; cloud down: MariaDB is "
+                         "down", results[0].error)
