@@ -169,8 +169,9 @@ def cinder():
     etc = layout.etc('cinder')
     state = layout.directory() / 'cinder'
     conf = etc / 'cinder.conf'
-    shutil.copy(config.get_project('cinder').tree / 'etc/cinder/api-paste.ini',
-                etc / 'api-paste.ini')
+    for name in ('api-paste.ini', 'resource_filters.json'):
+        shutil.copy(config.get_project('cinder').tree / 'etc/cinder' / name,
+                    etc / name)
     return {'cinder.conf': common(state, f"""\
 my_ip = {layout.HOST}
 host = mae-volume
@@ -180,6 +181,11 @@ enabled_backends = ceph
 glance_api_servers = {layout.url('glance-api')}
 image_conversion_dir = {state / 'conversion'}
 osapi_volume_workers = 1
+# The filters users may list by (name, status...): without the file,
+# Cinder refuses every filter of a non-admin caller, `openstack server add
+# volume SERVER VOLUME-NAME` included, and Nova's check for dangling
+# attachments at a hard reboot (GET /attachments?instance_id=).
+resource_query_filters_file = {etc / 'resource_filters.json'}
 """) + f"""\
 [database]
 connection = {layout.database_url('mae_cinder')}

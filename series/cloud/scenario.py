@@ -260,13 +260,20 @@ class Scenario:
     def attach_modes(self):
         data = self.cloud.create_volume('data')
         self.volumes['data'] = data['id']
+        # As `openstack server add volume SERVER VOLUME` finds it by name.
+        named = self.cloud.member.get('cinder-api', self.cloud.volume_path(
+            f'/detail?name={data["name"]}'))['volumes']
+        check([volume['id'] for volume in named] == [data['id']],
+              f'the member looking {data["name"]} up by name finds '
+              f'{[volume["id"] for volume in named]}')
         for server_id, mode in zip(self.servers, ('rw', 'ro', 'ro')):
             self.cloud.attach(server_id, data['id'], mode)
             self.expected[server_id, data['id']] = mode == 'ro'
         modes = [self.cloud.attached(server_id, data['id'])['attach_mode']
                  for server_id in self.servers]
         check(modes == ['rw', 'ro', 'ro'], f'GET at 2.105 shows {modes}')
-        return 'data volume attached rw, ro, ro; GET shows rw, ro, ro'
+        return ('data volume found by name, attached rw, ro, ro; GET shows '
+                'rw, ro, ro')
 
     # 3 and 4
     def views(self, server_ids=None):

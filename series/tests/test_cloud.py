@@ -6,6 +6,7 @@ files, processes by PID, libvirt and QEMU disk views, tempest's skips.
 import configparser
 import contextlib
 import io
+import json
 from pathlib import Path
 import socket
 import sys
@@ -92,6 +93,8 @@ class ConfigsTest(RootTestCase):
                      'cinder/etc/cinder/api-paste.ini'):
             (self.root / path).parent.mkdir(parents=True)
             (self.root / path).write_text('[pipeline:main]\n')
+        (self.root / 'cinder/etc/cinder/resource_filters.json').write_text(
+            '{"volume": ["name"]}\n')
         for name in ('glance/glance-api-paste.ini', 'neutron/api-paste.ini'):
             path = self.root / '.work/venvs/cloud/etc' / name
             path.parent.mkdir(parents=True)
@@ -117,6 +120,7 @@ class ConfigsTest(RootTestCase):
                        layout.etc().rglob('*') if path.is_file())
         self.assertEqual(
             ['cinder/api-paste.ini', 'cinder/cinder.conf',
+             'cinder/resource_filters.json',
              'glance/glance-api-paste.ini', 'glance/glance-api.conf',
              'keystone/keystone.conf', 'neutron/api-paste.ini',
              'neutron/ml2_conf.ini', 'neutron/neutron.conf',
@@ -126,7 +130,8 @@ class ConfigsTest(RootTestCase):
              'uwsgi/neutron-api.ini', 'uwsgi/nova-api.ini',
              'uwsgi/placement.ini'], [str(path) for path in files])
         for path in files:
-            self.parse(*path.parts)
+            if path.suffix != '.json':
+                self.parse(*path.parts)
 
     def test_nova_runs_libvirt_with_qemu_and_sends_service_tokens(self):
         nova = self.parse('nova', 'nova.conf')
@@ -165,6 +170,14 @@ class ConfigsTest(RootTestCase):
         # Volumes are multiattach only when asked (tempest's plain
         # volumes must attach below 2.60).
         self.assertNotIn('default_volume_type', cinder['DEFAULT'])
+
+    def test_cinder_lets_users_filter_volumes_by_name(self):
+        cinder = self.parse('cinder', 'cinder.conf')
+        filters = Path(cinder['DEFAULT']['resource_query_filters_file'])
+        self.assertEqual(layout.etc('cinder') / 'resource_filters.json',
+                         filters)
+        self.assertEqual({'volume': ['name']},
+                         json.loads(filters.read_text()))
 
     def test_one_uwsgi_worker_per_api_on_its_port(self):
         for name, ini in self.inis.items():
