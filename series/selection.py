@@ -43,7 +43,8 @@ def select_tests(project, tree, files):
       the unit test modules named test_<mod>.py in any package), plus the
       functional modules named test_<mod>.py;
     - a test fixture the series changes (a class named *Fixture in a helper
-      module under <pkg>/tests/) selects the test modules that use it;
+      module under <pkg>/tests/) selects the test modules that use it (a
+      comment naming it is not a use);
     - an API sample (doc/api_samples/<dir>/..., .../api_samples/<dir>/...)
       selects the functional modules with `sample_dir = '<dir>'`, and a
       notification sample (.../notification_samples/<name>.json) those
@@ -64,9 +65,13 @@ def select_tests(project, tree, files):
             sources[path] = path.read_text(errors='replace')
         return sources[path]
 
-    def mentioning(pattern, modules):
+    def mentioning(pattern, modules, code_only=False):
+        def text(path):
+            # A comment that names a fixture is not a use of it.
+            return (re.sub(r'#.*', '', source(path)) if code_only
+                    else source(path))
         return {module_of(str(p.relative_to(tree))) for p in modules
-                if re.search(pattern, source(p), re.M)}
+                if re.search(pattern, text(p), re.M)}
 
     for path in files:
         name = Path(path).name
@@ -97,8 +102,8 @@ def select_tests(project, tree, files):
                                   source(tree / path), re.M)
             if fixtures:
                 used = rf'\b({"|".join(fixtures)})\b'
-                unit |= mentioning(used, unit_modules)
-                functional |= mentioning(used, func_modules)
+                unit |= mentioning(used, unit_modules, code_only=True)
+                functional |= mentioning(used, func_modules, code_only=True)
             continue
         directory, mod = os.path.split(path[len(project.package) + 1:-3])
         if mod == '__init__':

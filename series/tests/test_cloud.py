@@ -138,6 +138,9 @@ class ConfigsTest(RootTestCase):
         self.assertEqual('qemu', nova['libvirt']['virt_type'])
         self.assertEqual('compute-1', nova['DEFAULT']['host'])
         self.assertEqual('true', nova['DEFAULT']['allow_resize_to_same_host'])
+        # Below STOP_SECONDS: `cloud down` need not kill nova-compute.
+        self.assertLess(int(nova['DEFAULT']['manager_shutdown_timeout']),
+                        services.STOP_SECONDS)
         self.assertEqual('true',
                          nova['service_user']['send_service_user_token'])
         self.assertEqual('block-storage:cinder:publicURL',

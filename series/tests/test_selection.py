@@ -33,6 +33,8 @@ class SelectTestsTest(base.SeriesTestCase):
             'self.useFixture(fixtures.VolumeFixture(self))\n',
         'demo/tests/functional/test_volumes.py':
             'VolumeFixture.VOLUME_ID\n',
+        'demo/tests/functional/test_comment.py':
+            '# The VolumeFixture keeps its volumes.\nvolumes = []\n',
         'demo/tests/unit/test_helper.py': 'volume.helper()\n',
     }
 
