@@ -17,7 +17,8 @@ from series import queue
 from series import suites
 
 TESTS = (r'^tempest\.api\.compute\.volumes\.',
-         r'^tempest\.api\.compute\.admin\.test_volumes_negative\.')
+         r'^tempest\.api\.compute\.admin\.test_volumes_negative\.',
+         r'^tempest\.api\.compute\.admin\.test_volume_swap\.')
 SKIPPED = re.compile(r'^\{\d+\} (.+?) \.\.\. SKIPPED: (.*)$')
 
 
@@ -76,6 +77,7 @@ change_password = false
 interface_attach = false
 attach_encrypted_volume = false
 snapshot = true
+swap_volume = true
 
 [volume]
 catalog_type = block-storage
