@@ -6,8 +6,8 @@ cloud: what a fresh clone does after the Debian packages are in) and warm
 `cloud down`), unless --memory-only; then prints the memory of the whole
 cloud (the proportional set size, PSS, of every process it started:
 OpenStack services with their uWSGI workers and privsep helpers, Ceph,
-libvirt, and the QEMU of each running guest; MariaDB and RabbitMQ, which
-the machine shares, shown apart).
+each compute host's libvirt, and the QEMU of each running guest; MariaDB
+and RabbitMQ, which the machine shares, shown apart).
 
 Run with: python3 benchmarks/cloud_footprint.py [--memory-only]
 Without --memory-only it takes the cloud down twice: its servers are
@@ -24,6 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from series.cloud import deploy  # noqa: E402
+from series.cloud import hosts  # noqa: E402
 from series.cloud import services  # noqa: E402
 from series.cloud import venv  # noqa: E402
 from series import guest  # noqa: E402
@@ -92,10 +93,8 @@ def memory():
         if pid:
             groups[f'ceph {daemon}'] = {pid}
     groups['guests (QEMU)'] = set()
-    for uuid in deploy.instance_uuids():
-        groups['guests (QEMU)'] |= {
-            pid for pid in by_command('qemu-system')
-            if uuid.encode() in Path(f'/proc/{pid}/cmdline').read_bytes()}
+    for host in hosts.HOSTS:
+        groups['guests (QEMU)'] |= set(hosts.qemu_pids(host).values())
     shared = {'MariaDB': by_command('mariadbd'),
               'RabbitMQ (beam)': by_command('beam.smp')}
     total = 0

@@ -1,23 +1,46 @@
-"""The real cloud's guest: a tiny bootable disk image that reports, from
-inside, whether each of its virtio disks is writable.
+"""The real cloud's guest: a tiny bootable disk image that tries, from
+inside, to write to each of its virtio disks, and reports what stopped
+each write.
 
-Built from Debian's packages alone (linux-image-amd64, busybox-static,
-syslinux, mtools, dosfstools): the kernel and a busybox initramfs on a FAT
-disk made bootable with syslinux. The initramfs loads the virtio modules
-and then, every few seconds, prints on the serial console one line per
-virtio disk:
+Built from Debian's packages alone (linux-image-amd64 and the headers of
+the same kernel, busybox-static, syslinux, mtools, dosfstools): the
+kernel and a busybox initramfs on a FAT disk made bootable with syslinux.
+The initramfs loads the virtio modules and then, every few seconds (a
+round, numbered `seq` since the boot `boot`), prints on the serial
+console one line per virtio disk:
 
-    guest-disk vdb serial=6b4164b7-fd66-4758-a ro=1 write=FAILED
+    guest-disk boot=3f2a9c1b seq=12 vdb serial=6b4164b7-fd66-4758-a ro=1
+        sector=2093056 bypass=-5 write=FAILED(Operation not permitted)
+
+(one line on the console). Each field proves one thing, and no more:
+
+* `ro` is the guest kernel's read-only flag of the disk, which the
+  virtio device announced: what the hypervisor *said*.
+* `write` is a write(2) of one sector (O_DIRECT) at `sector`, with the
+  error text when it fails. On a disk whose `ro` is 1 the guest kernel
+  refuses it ("Operation not permitted") before the hypervisor sees it;
+  since Linux 5.12 the guest cannot clear a flag the driver set, so this
+  is the guest kernel's verdict, not QEMU's.
+* `bypass` is the errno (0: written) of a write of the next sector that
+  does not pass the guest kernel's read-only check: a bio submitted by a
+  kernel module built for the guest's kernel (guest_write.c), which the
+  block layer lets through with a warning. -5 (EIO) on a disk whose `ro`
+  is 1 is QEMU refusing the write; 0 would be QEMU writing it.
+
+Neither says whether the volume's data changed: the host checks that
+itself, in the volume's RBD image. So that it can, each guest writes only
+in a slot of its own near the end of the disk (two sectors chosen from
+the instance UUID, which the guest reads from its SMBIOS data), and the
+bytes it writes name the instance, boot and round.
 
 `serial` is the disk's serial number (Nova sets it to the volume id,
-which virtio cuts to 20 characters; `-` when it has none); `ro` is the
-kernel's read-only flag of the disk (what the virtio device announced);
-`write` is whether writing its last sector back succeeded after the
-guest cleared that flag itself (blockdev --setrw), so a FAILED write is
-the hypervisor refusing it, not the guest's kernel. The write puts back
-the bytes it read: a writable disk is left unchanged.
+which virtio cuts to 20 characters; `-` when it has none). `boot` is the
+start of the guest's boot id and `seq` counts rounds since that boot:
+a line printed before a reboot or a move is told apart from one after.
 """
 
+import dataclasses
+import errno
 import gzip
 import io
 import os
@@ -33,14 +56,24 @@ from series import process
 # The modules the kernel needs for virtio disks, in load order.
 VIRTIO_MODULES = ('virtio_ring', 'virtio', 'virtio_pci_modern_dev',
                   'virtio_pci_legacy_dev', 'virtio_pci', 'virtio_blk')
-PACKAGES = ('linux-image-amd64', 'busybox-static', 'syslinux',
-            'syslinux-common', 'mtools', 'dosfstools')
+WRITE_MODULE = Path(__file__).with_name('guest_write.c')
+PACKAGES = ('linux-image-amd64', 'linux-headers-<kernel version>',
+            'busybox-static', 'syslinux', 'syslinux-common', 'mtools',
+            'dosfstools', 'gcc', 'make')
 IMAGE_MIB = 48
 REPORT_SECONDS = 3
-READY = 'guest-ready'
-LINE = re.compile(r'^guest-disk (vd[a-z]+) serial=(\S+) ro=([01]) '
-                  r'write=(OK|FAILED)\s*$', re.M)
 SERIAL_CHARS = 20
+SECTOR = 512
+# Each guest writes two sectors in the last SLOT_REGION sectors of a disk,
+# at a slot chosen from the instance UUID: its first three hex digits
+# modulo SLOTS.
+SLOT_REGION = 4096
+SLOTS = SLOT_REGION // 2
+LINE = re.compile(
+    r'^guest-disk boot=(?P<boot>[0-9a-f]{8}) seq=(?P<seq>\d+) '
+    r'(?P<disk>vd[a-z]+) serial=(?P<serial>\S+) ro=(?P<ro>[01]) '
+    r'sector=(?P<sector>\d+) bypass=(?P<bypass>-?\d+) '
+    r'write=(?P<write>OK|FAILED)(?:\((?P<error>[^)\r\n]*)\))?\s*$', re.M)
 
 INIT = f"""\
 #!/bin/busybox sh
@@ -53,24 +86,37 @@ mount -t devtmpfs devtmpfs /dev
 for module in {' '.join(VIRTIO_MODULES)}; do
     insmod /modules/$module.ko 2>/dev/null
 done
-echo {READY}
+boot=$(cut -c1-8 /proc/sys/kernel/random/boot_id)
+uuid=$(cat /sys/class/dmi/id/product_uuid 2>/dev/null)
+uuid=${{uuid:-00000000-0000-0000-0000-000000000000}}
+slot=$(( 0x${{uuid:0:3}} % {SLOTS} ))
+echo "guest-ready boot=$boot uuid=$uuid"
+seq=0
 while true; do
+    seq=$((seq + 1))
     for disk in /sys/block/vd*; do
         [ -e "$disk" ] || continue
         name=${{disk##*/}}
         serial=$(cat "$disk/serial" 2>/dev/null)
         ro=$(cat "$disk/ro")
-        last=$(( $(cat "$disk/size") - 1 ))
-        blockdev --setrw /dev/$name 2>/dev/null
-        if dd if=/dev/$name of=/tmp/sector bs=512 skip=$last count=1 \\
-                2>/dev/null &&
-           dd if=/tmp/sector of=/dev/$name bs=512 seek=$last count=1 \\
-                conv=notrunc,fsync 2>/dev/null; then
+        sector=$(( $(cat "$disk/size") - {SLOT_REGION} + 2 * slot ))
+        mark="mae-write,uuid=$uuid,boot=$boot,seq=$seq,disk=$name"
+        printf '%-511s\\n' "$mark,via=write" > /tmp/sector
+        if dd if=/tmp/sector of=/dev/$name bs={SECTOR} seek=$sector \\
+                count=1 oflag=direct conv=notrunc 2>/tmp/error; then
             write=OK
         else
-            write=FAILED
+            error=$(grep -m 1 'dd: ' /tmp/error)
+            write="FAILED(${{error##*: }})"
         fi
-        echo "guest-disk $name serial=${{serial:--}} ro=$ro write=$write"
+        tag=$boot-$seq-$name
+        insmod /modules/guest_write.ko path=/dev/$name \\
+            sector=$((sector + 1)) marker="$mark,via=bio" tag=$tag \\
+            2>/dev/null
+        bypass=$(dmesg | grep "guest-bypass tag=$tag " | tail -n 1)
+        bypass=${{bypass##*result=}}
+        echo "guest-disk boot=$boot seq=$seq $name serial=${{serial:--}}" \\
+             "ro=$ro sector=$sector bypass=${{bypass:-1}} write=$write"
     done
     sleep {REPORT_SECONDS}
 done
@@ -83,7 +129,7 @@ TIMEOUT 0
 LABEL guest
   KERNEL vmlinuz
   INITRD initrd
-  APPEND console=ttyS0 quiet panic=5
+  APPEND console=ttyS0 quiet loglevel=3 panic=5
 """
 
 
@@ -92,16 +138,36 @@ def guest_dir():
 
 
 def kernel():
-    """(vmlinuz, modules directory) of Debian's installed kernel."""
+    """(vmlinuz, modules directory, version) of Debian's installed
+    kernel.
+    """
     kernels = sorted(Path('/boot').glob('vmlinuz-*'))
     for vmlinuz in reversed(kernels):
         version = vmlinuz.name.removeprefix('vmlinuz-')
         modules = Path('/lib/modules') / version / 'kernel' / 'drivers'
         if (modules / 'block' / 'virtio_blk.ko').exists():
-            return vmlinuz, modules
+            return vmlinuz, modules, version
     raise config.SeriesError(
         'no Debian kernel with virtio_blk.ko under /boot and /lib/modules: '
         f'install {" ".join(PACKAGES)}')
+
+
+def write_module(version, directory):
+    """guest_write.ko built for the kernel `version` (from Debian's
+    linux-headers-VERSION), its debug symbols stripped.
+    """
+    headers = Path('/usr/src') / f'linux-headers-{version}'
+    if not (headers / 'Makefile').exists():
+        raise config.SeriesError(f'{headers} is missing: install '
+                                 f'linux-headers-{version}')
+    build = Path(directory) / 'guest_write'
+    build.mkdir()
+    shutil.copy(WRITE_MODULE, build / WRITE_MODULE.name)
+    (build / 'Makefile').write_text(f'obj-m := {WRITE_MODULE.stem}.o\n')
+    process.run(['make', '-s', '-C', headers, f'M={build}', 'modules'])
+    module = build / f'{WRITE_MODULE.stem}.ko'
+    process.run(['strip', '--strip-debug', module])
+    return module.read_bytes()
 
 
 def module_path(drivers, name):
@@ -144,7 +210,7 @@ def is_static(path):
                != PT_INTERP for i in range(count))
 
 
-def initramfs(drivers):
+def initramfs(drivers, write_ko):
     busybox = shutil.which('busybox') or '/bin/busybox'
     if not is_static(busybox):
         raise config.SeriesError(f'{busybox} is not statically linked: '
@@ -161,6 +227,8 @@ def initramfs(drivers):
     for name in VIRTIO_MODULES:
         entries.append((f'modules/{name}.ko', regular | 0o644,
                         module_path(drivers, name).read_bytes(), (0, 0)))
+    entries.append(('modules/guest_write.ko', regular | 0o644, write_ko,
+                    (0, 0)))
     return gzip.compress(cpio_newc(entries), mtime=0)
 
 
@@ -171,16 +239,17 @@ def build(path=None):
         if not shutil.which(tool):
             raise config.SeriesError(f'{tool} is missing: install '
                                      f'{" ".join(PACKAGES)}')
-    vmlinuz, drivers = kernel()
+    vmlinuz, drivers, version = kernel()
     path.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=path.parent) as tmp:
+        write_ko = write_module(version, tmp)
         image = Path(tmp) / 'guest.img'
         with open(image, 'wb') as f:
             f.truncate(IMAGE_MIB << 20)
         process.run(['mkfs.fat', '-n', 'GUEST', image])
         process.run(['syslinux', '--install', image])
         files = {'vmlinuz': vmlinuz.read_bytes(),
-                 'initrd': initramfs(drivers),
+                 'initrd': initramfs(drivers, write_ko),
                  'syslinux.cfg': SYSLINUX_CFG.encode()}
         for name, data in files.items():
             (Path(tmp) / name).write_bytes(data)
@@ -190,12 +259,65 @@ def build(path=None):
     return path
 
 
-def verdicts(console):
-    """{disk: (serial, ro, write)} from the guest's latest line for each
-    disk since it last booted.
+@dataclasses.dataclass(frozen=True)
+class Report:
+    """One line of the guest about one disk (see the module's
+    docstring).
     """
+    boot: str
+    seq: int
+    disk: str
+    serial: str
+    ro: bool
+    sector: int
+    bypass: int
+    write: str
+    error: str
+
+    @property
+    def bypass_text(self):
+        """'written', or the errno's name (EIO)."""
+        if self.bypass == 0:
+            return 'written'
+        return errno.errorcode.get(-self.bypass, str(self.bypass))
+
+
+def reports(console):
+    """Every guest-disk line of the console, in order, as Reports."""
+    return [Report(found['boot'], int(found['seq']), found['disk'],
+                   found['serial'], found['ro'] == '1',
+                   int(found['sector']), int(found['bypass']),
+                   found['write'], found['error'] or '')
+            for found in LINE.finditer(console)]
+
+
+def latest(console, after=None):
+    """{disk: Report}: the last line of each disk in the guest's latest
+    boot, counting only rounds after `after` (a (boot, seq) pair; rounds
+    of another boot all count).
+    """
+    lines = reports(console)
+    if not lines:
+        return {}
+    boot = lines[-1].boot
     found = {}
-    since_boot = console.rsplit(READY, 1)[-1]
-    for disk, serial, ro, write in LINE.findall(since_boot):
-        found[disk] = (serial, ro == '1', write)
+    for line in lines:
+        if line.boot != boot:
+            continue
+        if after and after[0] == boot and line.seq <= after[1]:
+            continue
+        found[line.disk] = line
     return found
+
+
+def slot_sector(instance_uuid, disk_bytes):
+    """The first sector of the slot the guest of `instance_uuid` writes
+    to on a disk of `disk_bytes` (the init script's arithmetic).
+    """
+    slot = int(instance_uuid[:3], 16) % SLOTS
+    return disk_bytes // SECTOR - SLOT_REGION + 2 * slot
+
+
+def marker(instance_uuid):
+    """What every sector this guest writes starts with."""
+    return f'mae-write,uuid={instance_uuid},'.encode()

@@ -1,4 +1,5 @@
 """The real cloud: the patched Nova and Cinder running as separate
-services on 127.0.0.1 with Keystone, Placement, Glance, Neutron, libvirt
-with QEMU, Ceph, MariaDB and RabbitMQ (`tools/series cloud`).
+services with Keystone, Placement, Glance, Neutron, Ceph, MariaDB and
+RabbitMQ, the control plane on 127.0.0.1 and two compute hosts, each
+with its own libvirt and QEMU (`tools/series cloud`).
 """

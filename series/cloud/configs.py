@@ -4,9 +4,19 @@ per service under .work/cloud/etc/.
 
 import shutil
 
+from series.cloud import hosts
 from series.cloud import layout
 from series.cloud import venv
 from series import config
+
+
+# The host name of nova-api, -conductor and -scheduler and of Cinder's
+# services in os-services.
+CONTROL_HOST = 'mae-control'
+# The Ceph pool of image-backed servers' disks.
+IMAGES_POOL = 'vms'
+# Cinder's backends, by name: their Ceph pools.
+CINDER_BACKENDS = {'ceph': 'volumes', 'ceph2': 'volumes2'}
 
 
 def auth(section, user, **extra):
@@ -100,35 +110,21 @@ connection = {layout.database_url('mae_placement')}
 """}
 
 
-def nova(compute_host):
+def nova():
+    """nova.conf for nova-api, -conductor and -scheduler, and for each
+    compute host compute-<key>.conf for its nova-compute, which, as on a
+    real compute host, has no database credentials (it goes through
+    nova-conductor).
+    """
     etc = layout.etc('nova')
-    state = layout.directory() / 'nova'
-    conf = etc / 'nova.conf'
-    (state / 'instances').mkdir(parents=True, exist_ok=True)
     shutil.copy(config.get_project('nova').tree / 'etc/nova/api-paste.ini',
                 etc / 'api-paste.ini')
-    return {'nova.conf': common(state, f"""\
-host = {compute_host}
-my_ip = {layout.HOST}
-instances_path = {state / 'instances'}
-compute_driver = libvirt.LibvirtDriver
-allow_resize_to_same_host = true
-# Resize confirms itself, so a resized server is ACTIVE again.
-resize_confirm_window = 1
-# One service of each kind here: no periodic bursts of guests at once.
-max_concurrent_builds = 6
-# Two cores would give eight VCPUs; the guests are tiny and mostly idle,
-# and tempest runs beside the scenario's servers.
-cpu_allocation_ratio = 16.0
-# The guest has no ACPI power button handler: a clean shutdown (stop,
-# shelve, resize) would wait the whole default minute.
-shutdown_timeout = 3
-# At SIGTERM, nova-compute 34.0.0 in its threading mode waits out this
-# whole timeout (160 s by default): the libvirt driver's connection event
-# thread never ends, and the executor shutdown waits for it. `cloud down`
-# destroys the guests first and keeps no task worth waiting for.
-manager_shutdown_timeout = 10
-""") + f"""\
+    files = {f'compute-{host.key}.conf': nova_compute(host)
+             for host in hosts.HOSTS}
+    conf = etc / 'nova.conf'
+    files['nova.conf'] = common(layout.directory() / 'nova', f"""\
+host = {CONTROL_HOST}
+{NOVA_DEFAULTS}""") + f"""\
 [wsgi]
 api_paste_config = {etc / 'api-paste.ini'}
 
@@ -149,25 +145,100 @@ workers = 1
 discover_hosts_in_cells_interval = -1
 
 [libvirt]
+{nova_libvirt()}
+{authtoken('nova', 'compute')}
+{nova_clients(conf)}"""
+    return files
+
+
+NOVA_DEFAULTS = f"""\
+my_ip = {layout.HOST}
+compute_driver = libvirt.LibvirtDriver
+# Two compute hosts: a resize moves the server to the other one.
+allow_resize_to_same_host = false
+# One service of each kind here: no periodic bursts of guests at once.
+max_concurrent_builds = 6
+# Two cores would give eight VCPUs; the guests are tiny and mostly idle,
+# and tempest runs beside the scenario's servers.
+cpu_allocation_ratio = 16.0
+# The guest has no ACPI power button handler: a clean shutdown (stop,
+# shelve, resize) would wait the whole default minute.
+shutdown_timeout = 3
+# At SIGTERM, nova-compute 34.0.0 in its threading mode waits out this
+# whole timeout (160 s by default): the libvirt driver's connection event
+# thread never ends, and the executor shutdown waits for it. `cloud down`
+# destroys the guests first and keeps no task worth waiting for.
+manager_shutdown_timeout = 10
+"""
+
+
+def nova_libvirt():
+    """The [libvirt] options of every Nova service."""
+    return f"""\
 virt_type = qemu
 cpu_mode = none
 # A guest still booting under TCG misses the first unplug request: ask
 # again after 5 seconds rather than 20.
 device_detach_timeout = 5
+# Image-backed servers' disks on Ceph too: every disk is shared between
+# the hosts, so live migration needs no block migration.
+images_type = rbd
+images_rbd_pool = {IMAGES_POOL}
+images_rbd_ceph_conf = {layout.directory() / 'ceph' / 'ceph.conf'}
+"""
 
+
+def nova_clients(conf):
+    """How Nova reaches the other services, and its privsep helper."""
+    return f"""\
 [vnc]
 enabled = false
 
 {auth('cinder', 'nova', os_region_name=layout.REGION,
        catalog_info='block-storage:cinder:publicURL')}
-{authtoken('nova', 'compute')}
 {auth('placement', 'placement')}
 {auth('neutron', 'neutron')}
 {auth('service_user', 'nova', send_service_user_token='true')}
 [glance]
 region_name = {layout.REGION}
 
-{privsep(conf, 'nova_sys_admin', 'privsep_osbrick')}"""}
+{privsep(conf, 'nova_sys_admin', 'privsep_osbrick')}"""
+
+
+def nova_compute(host):
+    """A compute host's configuration. The state path is the same string
+    on both hosts, each host's own directory behind it in the host's
+    namespaces (series.cloud.hosts).
+    """
+    state = hosts.compute_state()
+    conf = layout.etc('nova') / f'compute-{host.key}.conf'
+    return common(state, f"""\
+host = {host.name}
+instances_path = {state / 'instances'}
+{NOVA_DEFAULTS}""") + f"""\
+[libvirt]
+{nova_libvirt()}
+# The host's libvirtd, through the socket its namespace sees.
+connection_uri = qemu:///system
+# Where the other host's libvirtd and QEMU send a live migration.
+live_migration_scheme = tcp
+live_migration_inbound_addr = {host.address}
+# The address of cold migration and resize (migration_inbound_addr) stays
+# my_ip, the same on both hosts, so Nova takes the instance directory for
+# shared and copies nothing over SSH: the servers have no disk files (the
+# disks are RBD volumes and RBD images).
+
+{nova_clients(conf)}"""
+
+
+def rbd_backends():
+    return '\n'.join(f"""\
+[{name}]
+volume_driver = cinder.volume.drivers.rbd.RBDDriver
+volume_backend_name = {name}
+rbd_pool = {pool}
+rbd_ceph_conf = {layout.directory() / 'ceph' / 'ceph.conf'}
+""" for name, pool in CINDER_BACKENDS.items())
 
 
 def cinder():
@@ -182,7 +253,10 @@ my_ip = {layout.HOST}
 host = mae-volume
 auth_strategy = keystone
 api_paste_config = {etc / 'api-paste.ini'}
-enabled_backends = ceph
+# Two RBD backends on two pools of the one Ceph: an attached volume
+# retyped from one to the other is migrated by Cinder through Nova's swap
+# volume, which Nova lets only Cinder call (bug 2112187).
+enabled_backends = {','.join(CINDER_BACKENDS)}
 glance_api_servers = {layout.url('glance-api')}
 image_conversion_dir = {state / 'conversion'}
 osapi_volume_workers = 1
@@ -195,12 +269,7 @@ resource_query_filters_file = {etc / 'resource_filters.json'}
 [database]
 connection = {layout.database_url('mae_cinder')}
 
-[ceph]
-volume_driver = cinder.volume.drivers.rbd.RBDDriver
-volume_backend_name = ceph
-rbd_pool = volumes
-rbd_ceph_conf = {layout.directory() / 'ceph' / 'ceph.conf'}
-
+{rbd_backends()}
 {authtoken('cinder', 'block-storage')}
 {auth('nova', 'nova', interface='public')}
 {auth('service_user', 'cinder', send_service_user_token='true')}
@@ -272,12 +341,13 @@ extension_drivers = port_security
 """}
 
 
-def uwsgi(name, module, env, pyargv=''):
-    """One master and one worker serving `module` on the service's
-    port.
+def uwsgi(name, module, env, pyargv='', processes=1):
+    """One master and `processes` workers serving `module` on the
+    service's port.
     """
     lines = ['[uwsgi]', f'http-socket = {layout.HOST}:{layout.PORTS[name]}',
-             f'module = {module}', 'master = true', 'processes = 1',
+             f'module = {module}', 'master = true',
+             f'processes = {processes}',
              'threads = 1', 'enable-threads = true', 'lazy-apps = true',
              'die-on-term = true', 'need-app = true', 'buffer-size = 65535',
              # uWSGI's HTTP socket closes every connection after the
@@ -310,7 +380,7 @@ WSGI = {
 }
 
 
-def write_all(compute_host):
+def write_all():
     """Write every service's configuration; return the uwsgi ini paths
     by service name.
     """
@@ -318,7 +388,7 @@ def write_all(compute_host):
              'cinder': {}, 'nova': {}, 'glance': {}, 'neutron': {}}
     for service in ('nova', 'cinder', 'glance', 'neutron'):
         layout.etc(service).mkdir(parents=True, exist_ok=True)
-    files['nova'] = nova(compute_host)
+    files['nova'] = nova()
     files['cinder'] = cinder()
     files['glance'] = glance()
     files['neutron'] = neutron()
@@ -326,12 +396,15 @@ def write_all(compute_host):
         layout.etc(service).mkdir(parents=True, exist_ok=True)
         for name, text in texts.items():
             (layout.etc(service) / name).write_text(text)
-    inis = {}
-    for name, (module, env) in WSGI.items():
-        pyargv = (f'--config-file {layout.etc("cinder") / "cinder.conf"}'
-                  if name == 'cinder-api' else '')
-        ini = layout.etc('uwsgi') / f'{name}.ini'
-        ini.parent.mkdir(parents=True, exist_ok=True)
-        ini.write_text(uwsgi(name, module, env(), pyargv))
-        inis[name] = ini
-    return inis
+    return {name: write_uwsgi(name) for name in WSGI}
+
+
+def write_uwsgi(name, processes=1):
+    """The uWSGI ini of the API service `name`; its path."""
+    module, env = WSGI[name]
+    pyargv = (f'--config-file {layout.etc("cinder") / "cinder.conf"}'
+              if name == 'cinder-api' else '')
+    ini = layout.etc('uwsgi') / f'{name}.ini'
+    ini.parent.mkdir(parents=True, exist_ok=True)
+    ini.write_text(uwsgi(name, module, env(), pyargv, processes))
+    return ini

@@ -6,12 +6,12 @@ import json
 import os
 import shutil
 import socket
-import subprocess
 import time
 
 from series import ceph
 from series.cloud import api
 from series.cloud import configs
+from series.cloud import hosts
 from series.cloud import layout
 from series.cloud import services
 from series.cloud import venv
@@ -19,10 +19,12 @@ from series import config
 from series import guest
 from series import process
 
-COMPUTE_HOST = socket.gethostname()
 IMAGE = 'mae-guest'
 FLAVORS = (('mae.tiny', 128), ('mae.small', 192))
 VOLUME_TYPE = 'multiattach'
+# Volumes of this type are on Cinder's second backend: retyping an
+# attached volume to it migrates the volume through Nova's swap volume.
+OTHER_POOL_TYPE = 'other-pool'
 
 
 def say(message):
@@ -152,7 +154,7 @@ def identity_content(admin):
     """
     password = layout.password()
     roles = {name: ensure(admin, 'roles', name, {})
-             for name in ('admin', 'member', 'reader', 'service')}
+             for name in ('admin', 'manager', 'member', 'reader', 'service')}
     service_project = ensure(admin, 'projects', 'service',
                              {'domain_id': 'default'})
     mae_project = ensure(admin, 'projects', layout.PROJECT,
@@ -184,7 +186,7 @@ def identity_content(admin):
 
 
 def compute_content(admin, image_path):
-    """Flavors, the guest image, the multiattach volume type."""
+    """Flavors, the guest image, the volume types."""
     flavors = {flavor['name'] for flavor in admin.get(
         'nova-api', '/flavors')['flavors']}
     for name, ram in FLAVORS:
@@ -193,7 +195,8 @@ def compute_content(admin, image_path):
                 'name': name, 'ram': ram, 'vcpus': 1, 'disk': 1}},
                 expect=200)
     # A guest whose init changed replaces the one uploaded before.
-    version = hashlib.sha256(guest.INIT.encode()).hexdigest()[:16]
+    version = hashlib.sha256(guest.INIT.encode() +
+                             guest.WRITE_MODULE.read_bytes()).hexdigest()[:16]
     images = admin.get('glance-api', f'/images?name={IMAGE}')['images']
     for image in images:
         if image.get('mae_guest_init') != version:
@@ -207,11 +210,21 @@ def compute_content(admin, image_path):
             'min_ram': 128, 'mae_guest_init': version}, expect=201).body
         admin.call('PUT', 'glance-api', f'/images/{image["id"]}/file',
                    image_path.read_bytes(), expect=204)
-    types = admin.get('cinder-api', '/types')['volume_types']
-    if not any(kind['name'] == VOLUME_TYPE for kind in types):
-        admin.call('POST', 'cinder-api', '/types', {'volume_type': {
-            'name': VOLUME_TYPE, 'os-volume-type-access:is_public': True,
-            'extra_specs': {'multiattach': '<is> True'}}}, expect=200)
+    first, second = configs.CINDER_BACKENDS
+    types = {kind['name']: kind['id'] for kind in admin.get(
+        'cinder-api', '/types')['volume_types']}
+    wanted = {VOLUME_TYPE: {'multiattach': '<is> True',
+                            'volume_backend_name': first},
+              OTHER_POOL_TYPE: {'volume_backend_name': second}}
+    for name, extra_specs in wanted.items():
+        if name not in types:
+            admin.call('POST', 'cinder-api', '/types', {'volume_type': {
+                'name': name, 'os-volume-type-access:is_public': True,
+                'extra_specs': extra_specs}}, expect=200)
+    # Volumes of the default type stay on the first backend.
+    admin.call('POST', 'cinder-api', f'/types/{types["__DEFAULT__"]}/'
+               'extra_specs', {'extra_specs': {
+                   'volume_backend_name': first}}, expect=200)
 
 
 CLOUDS = """\
@@ -242,16 +255,10 @@ def clouds_yaml():
     return path
 
 
-def libvirt_is_external():
-    """A libvirtd this cloud did not start answers: use it, leave it."""
-    ours = services.by_name('libvirtd').pid()
-    return ours is None and services.libvirt_healthy()
-
-
-def port_in_use(port):
+def port_in_use(port, address=layout.HOST):
     with socket.socket() as probe:
         probe.settimeout(1)
-        return probe.connect_ex((layout.HOST, port)) == 0
+        return probe.connect_ex((address, port)) == 0
 
 
 def check_ports():
@@ -264,6 +271,13 @@ def check_ports():
         ours.add(layout.PORTS['ceph-mon'])
     taken = [f'{name} ({port})' for name, port in layout.PORTS.items()
              if port not in ours and port_in_use(port)]
+    running = {service.host for service in services.hypervisors()
+               if service.name.startswith('libvirtd-') and service.pid()}
+    for host in hosts.HOSTS:
+        if host not in running and port_in_use(hosts.LIBVIRT_PORT,
+                                               host.address):
+            taken.append(f'libvirtd of {host.name} ({host.address}:'
+                         f'{hosts.LIBVIRT_PORT})')
     if taken:
         raise config.SeriesError(
             f'ports of this cloud are taken by another process: '
@@ -274,8 +288,9 @@ def check_ports():
 def up():
     started = time.monotonic()
     if os.geteuid() != 0:
-        raise config.SeriesError('the cloud runs as root: it starts the '
-                                 'system libvirtd, and QEMU as its user')
+        raise config.SeriesError('the cloud runs as root: it starts a '
+                                 'libvirtd per compute host in namespaces '
+                                 'of its own, and QEMU as its user')
     check_ports()
     say('checking the host (Debian packages, MariaDB, RabbitMQ)')
     setup_host()
@@ -286,24 +301,25 @@ def up():
     say('starting Ceph (monitor, manager, OSD)')
     storage = cluster()
     storage.up()
-    storage.create_pool('volumes')
+    for pool in (*configs.CINDER_BACKENDS.values(), configs.IMAGES_POOL):
+        storage.create_pool(pool)
     databases()
-    configs.write_all(COMPUTE_HOST)
+    ceph.write_cli_wrapper(layout.directory() / 'bin')
+    for host in hosts.HOSTS:
+        hosts.prepare(host)
+    configs.write_all()
     keystone_bootstrap()
-    by_name = {service.name: service for service in services.all_services()}
-    external_libvirt = libvirt_is_external()
-    for name in ('virtlogd', 'libvirtd', 'keystone'):
-        if name in ('virtlogd', 'libvirtd') and external_libvirt:
-            continue
-        say(f'{"starting" if by_name[name].pid() is None else "running:"} '
-            f'{name}')
-        services.start(by_name[name])
+    first = [*services.hypervisors(), services.by_name('keystone')]
+    for service in first:
+        say(f'{"starting" if service.pid() is None else "running:"} '
+            f'{service.name}')
+        services.start(service)
     admin = admin_session()
     identity_content(admin)
     say('syncing the databases')
     sync_databases()
     for service in services.all_services():
-        if service.name in ('virtlogd', 'libvirtd', 'keystone'):
+        if service in first:
             continue
         say(f'{"starting" if service.pid() is None else "running:"} '
             f'{service.name}')
@@ -313,13 +329,12 @@ def up():
             # it, neutron 29.0.0 fails listing ports (no
             # Port.port_forwardings yet), which Nova does first.
             admin.call('GET', 'neutron-api', '/networks', expect=200)
-        if service.name == 'nova-compute':
-            manage('nova-manage', '--config-file',
-                   services.conf('nova', 'nova.conf'), 'cell_v2',
-                   'discover_hosts')
-            api.wait('the compute node in Placement', lambda: admin.get(
-                'placement', '/resource_providers')['resource_providers'],
-                timeout=120)
+    manage('nova-manage', '--config-file', services.conf('nova', 'nova.conf'),
+           'cell_v2', 'discover_hosts')
+    api.wait('both compute hosts in Placement', lambda: {
+        provider['name'] for provider in admin.get(
+            'placement', '/resource_providers')['resource_providers']} >= {
+                host.name for host in hosts.HOSTS}, timeout=120)
     say('flavors, guest image and volume type')
     compute_content(admin, image_path)
     path = clouds_yaml()
@@ -327,27 +342,23 @@ def up():
         f'in {path.relative_to(config.ROOT)}')
 
 
-def instance_uuids():
-    instances = layout.directory() / 'nova' / 'instances'
-    if not instances.exists():
-        return []
-    return [entry.name for entry in instances.iterdir()
-            if entry.is_dir() and len(entry.name) == 36]
-
-
 def down():
-    """Stop what up started (by PID), remove its guests, databases,
-    RabbitMQ virtual host, Ceph cluster and state; keep the virtualenv
-    and the guest image.
+    """Stop what up started (by PID), each host's domains first, remove
+    its databases, RabbitMQ virtual host, Ceph cluster and state; keep
+    the virtualenv and the guest image.
     """
-    for uuid in instance_uuids():
-        for action in ('destroy', 'undefine'):
-            subprocess.run(['virsh', '-c', 'qemu:///system', action, uuid],
-                           stdout=subprocess.DEVNULL,
-                           stderr=subprocess.DEVNULL)
+    for host in hosts.HOSTS:
+        removed = hosts.remove_domains(host)
+        if removed:
+            say(f'{host.name}: removed {", ".join(removed)}')
     stopped = services.stop_all(services.all_services())
     if stopped:
         say(f'stopped {", ".join(stopped)}')
+    for host in hosts.HOSTS:
+        left = hosts.kill_qemus(host)
+        if left:
+            say(f'{host.name}: killed the QEMU of {", ".join(left)}, left '
+                'without its libvirtd')
     left = cluster().down()
     if left:
         say(f'Ceph daemons killed after not stopping: {", ".join(left)}')

@@ -1,223 +1,88 @@
-"""`cloud scenario`: the feature on the real cloud, checked three ways
-(the API, what libvirt and QEMU enforce, what the guest sees), then the
-refusals, then tempest. Writes .work/cloud/report.json.
+"""`cloud scenario`: the feature on the real two-host cloud. Every
+attachment is checked after each step, on the host that runs the server,
+from five places (the API, the libvirt XML, QEMU, the guest, the volume's
+RBD image), through live and cold migration, evacuation, shelve and
+unshelve, swap, detach and re-attach; then the refusals, the faults
+(series.cloud.faults) and tempest. Writes .work/cloud/report.json.
 """
 
-import json
 import subprocess
 import time
-import xml.etree.ElementTree as ElementTree
 
 from series.cloud import api
+from series.cloud.client import check
+from series.cloud.client import Cloud
+from series.cloud.client import Failed
+from series.cloud.client import PREFIX
 from series.cloud import deploy
+from series.cloud import faults
+from series.cloud import hosts
 from series.cloud import layout
+from series.cloud import services
 from series.cloud import tempest
+from series.cloud import views
 from series import config
 from series import guest
 from series import process
 
-PREFIX = 'mae-scenario'
-MICROVERSION = '2.105'
 BEFORE = '2.104'
-BOOT_SECONDS = 300
-GUEST_SECONDS = 180
+GUEST_SECONDS = 240
+POLL_SECONDS = 2
+SIZE_GIB = 1
+MULTI_CREATE = 4
 
 
 def say(message):
     process.say(f'scenario: {message}')
 
 
-class Failed(Exception):
-    """A check of the scenario that did not hold."""
-
-
-def check(condition, message):
-    if not condition:
-        raise Failed(message)
-
-
-class Cloud:
-    """The calls the scenario makes, as the mae member (and admin where
-    only an admin may look: hosts, domains, Cinder's flags).
+def expected_problems(row, read_only):
+    """What in an observation (a report row) disagrees with the mode the
+    attachment must have.
     """
-
-    def __init__(self):
-        self.member = api.Session(layout.MEMBER, layout.PROJECT)
-        self.member.authenticate()
-        self.admin = deploy.admin_session()
-
-    def volume_path(self, suffix=''):
-        return f'/{self.member.project_id}/volumes{suffix}'
-
-    def volume(self, volume_id):
-        return self.member.get('cinder-api', self.volume_path(
-            f'/{volume_id}'))['volume']
-
-    def create_volume(self, name, multiattach=True, image=None):
-        body = {'name': f'{PREFIX}-{name}', 'size': 1,
-                'volume_type': deploy.VOLUME_TYPE if multiattach
-                else '__DEFAULT__'}
-        if image:
-            body['imageRef'] = image
-        volume = self.member.call('POST', 'cinder-api', self.volume_path(),
-                                  {'volume': body}, expect=202).body['volume']
-        return self.wait_volume(volume['id'], ('available',))
-
-    def wait_volume(self, volume_id, statuses, timeout=BOOT_SECONDS):
-        def probe():
-            volume = self.volume(volume_id)
-            if volume['status'] == 'error':
-                raise Failed(f'volume {volume_id} went to error')
-            return volume if volume['status'] in statuses else None
-        return api.wait(f'volume {volume_id} {"/".join(statuses)}', probe,
-                        timeout)
-
-    def image(self):
-        images = self.member.get('glance-api',
-                                 f'/images?name={deploy.IMAGE}')['images']
-        return next(image['id'] for image in images
-                    if image['status'] == 'active')
-
-    def flavor(self, name):
-        flavors = self.member.get('nova-api', '/flavors')['flavors']
-        return next(flavor['id'] for flavor in flavors
-                    if flavor['name'] == name)
-
-    def create_servers(self, name, bdm, count=1, microversion=MICROVERSION,
-                       expect=202):
-        """POST /servers; the reply (ids looked up by reservation)."""
-        body = {'server': {
-            'name': f'{PREFIX}-{name}', 'flavorRef': self.flavor('mae.tiny'),
-            'networks': 'none', 'min_count': count, 'max_count': count,
-            'return_reservation_id': True,
-            'block_device_mapping_v2': bdm}}
-        return self.member.call('POST', 'nova-api', '/servers', body,
-                                microversion=microversion, expect=expect)
-
-    def servers(self, query=''):
-        return self.admin.get('nova-api', f'/servers/detail?all_tenants=1'
-                              f'&{query}', microversion=MICROVERSION)[
-                                  'servers']
-
-    def server(self, server_id):
-        return self.admin.get('nova-api', f'/servers/{server_id}',
-                              microversion=MICROVERSION)['server']
-
-    def wait_server(self, server_id, statuses=('ACTIVE',),
-                    timeout=BOOT_SECONDS):
-        def probe():
-            server = self.server(server_id)
-            if server['status'] == 'ERROR':
-                raise Failed(f'server {server_id} went to ERROR: '
-                             f'{server.get("fault", {}).get("message")}')
-            return server if (server['status'] in statuses and
-                              not server['OS-EXT-STS:task_state']) else None
-        return api.wait(f'server {server_id} {"/".join(statuses)}', probe,
-                        timeout)
-
-    def attachments(self, server_id, microversion=MICROVERSION):
-        return self.member.get(
-            'nova-api', f'/servers/{server_id}/os-volume_attachments',
-            microversion=microversion)['volumeAttachments']
-
-    def attach(self, server_id, volume_id, mode=None,
-               microversion=MICROVERSION, expect=202):
-        body = {'volumeId': volume_id}
-        if mode:
-            body['attach_mode'] = mode
-        reply = self.member.call(
-            'POST', 'nova-api', f'/servers/{server_id}/os-volume_attachments',
-            {'volumeAttachment': body}, microversion=microversion,
-            expect=expect)
-        if reply.status < 300:
-            # Asynchronous since 2.101: done once Cinder has it attached.
-            api.wait(f'volume {volume_id} attached to {server_id}',
-                     lambda: any(
-                         attachment['server_id'] == server_id
-                         for attachment in self.volume(volume_id)[
-                             'attachments']) and self.attached(
-                                 server_id, volume_id), BOOT_SECONDS)
-        return reply
-
-    def attached(self, server_id, volume_id):
-        return next((attachment for attachment in self.attachments(server_id)
-                     if attachment['volumeId'] == volume_id), None)
-
-    def console(self, server_id):
-        return self.member.call(
-            'POST', 'nova-api', f'/servers/{server_id}/action',
-            {'os-getConsoleOutput': {}}, expect=200).body['output']
-
-    def action(self, server_id, body, microversion=MICROVERSION,
-               expect=202):
-        return self.member.call('POST', 'nova-api',
-                                f'/servers/{server_id}/action', body,
-                                microversion=microversion, expect=expect)
-
-    def delete_leftovers(self):
-        """Servers and volumes of an earlier run, so a run starts clean."""
-        for server in self.servers(f'name={PREFIX}'):
-            self.admin.call('DELETE', 'nova-api', f'/servers/{server["id"]}',
-                            expect=(204, 404))
-        api.wait('earlier servers deleted',
-                 lambda: not self.servers(f'name={PREFIX}'), BOOT_SECONDS)
-        volumes = self.member.get('cinder-api', self.volume_path(
-            f'/detail?name~={PREFIX}'))['volumes']
-        for volume in volumes:
-            if volume['name'].startswith(PREFIX):
-                self.member.call('DELETE', 'cinder-api', self.volume_path(
-                    f'/{volume["id"]}'), expect=(202, 404))
-
-
-def virsh(*args):
-    return subprocess.run(['virsh', '-c', 'qemu:///system', *args],
-                          check=True, text=True,
-                          stdout=subprocess.PIPE).stdout
-
-
-def domain_disks(domain):
-    """{volume id: (target dev, readonly, ro per QEMU)} of a domain."""
-    return disks(virsh('dumpxml', domain), virsh(
-        'qemu-monitor-command', domain, '{"execute": "query-block"}'))
-
-
-def disks(domain_xml, query_block):
-    """The libvirt XML gives each disk's serial (Nova's volume id), alias
-    and <readonly/>; QMP query-block gives what QEMU enforces, matched by
-    the alias in the device's qdev path (or its device name).
-    """
-    qemu_ro = {}
-    for block in json.loads(query_block)['return']:
-        if 'inserted' not in block:
-            continue
-        names = {block.get('device')} | set(block.get('qdev', '').split('/'))
-        for name in names - {'', None}:
-            qemu_ro[name] = block['inserted']['ro']
-    found = {}
-    for disk in ElementTree.fromstring(domain_xml).iter('disk'):
-        serial = disk.findtext('serial')
-        alias = disk.find('alias')
-        if not serial or alias is None:
-            continue
-        found[serial] = (disk.find('target').get('dev'),
-                         disk.find('readonly') is not None,
-                         qemu_ro.get(alias.get('name')))
-    return found
+    want = {'xml_readonly': read_only, 'qemu_ro': read_only,
+            'guest_kernel_ro': read_only,
+            'guest_write': 'FAILED' if read_only else 'OK',
+            'bypass_write': 'EIO' if read_only else 'written',
+            'rbd_changed': not read_only}
+    seen = dict(row, guest_write=row['guest_write'].split(':')[0])
+    wrong = [f'{key}={row[key]}' for key, value in want.items()
+             if seen[key] != value]
+    if not read_only and row['rbd_changed'] and not row['rbd_by_guest']:
+        wrong.append('the slot was written, not by this guest')
+    return wrong
 
 
 class Scenario:
 
-    def __init__(self):
-        self.cloud = Cloud()
-        self.report = {'servers': {}, 'attachments': [], 'steps': [],
-                       'tempest': None}
+    def __init__(self, cloud=None):
+        self.cloud = cloud or Cloud()
+        self.report = {
+            'hosts': {host.name: {'libvirt_uri': host.uri,
+                                  'address': host.address}
+                      for host in hosts.HOSTS},
+            'servers': {}, 'attachments': [], 'steps': [], 'volumes': {},
+            'faults': [], 'tempest': None}
         self.servers = []
         self.volumes = {}
         # (server, volume) -> True when the disk must be read-only.
         self.expected = {}
+        # (server, volume) -> the mode asked for, which the API shows.
+        self.requested = {}
+        # (server, volume) -> the server's slot in the volume's RBD image
+        # before the attachment began.
+        self.baseline = {}
+        # volume -> (digest of its RBD image when made, whether anything
+        # may have written it since: a rw attachment, a migration's copy).
+        self.written = {}
+        self.current_step = None
+
+    # Bookkeeping
 
     def step(self, number, title, function):
         say(f'step {number}: {title}')
+        self.current_step = number
+        before = self.placements()
         started = time.monotonic()
         try:
             detail = function() or ''
@@ -227,151 +92,385 @@ class Scenario:
             detail = f'{type(error).__name__}: {error}'
             passed = False
         seconds = round(time.monotonic() - started, 1)
-        self.report['steps'].append({'step': number, 'title': title,
-                                     'passed': passed, 'detail': detail,
-                                     'seconds': seconds})
+        after = self.placements()
+        self.report['steps'].append({
+            'step': number, 'title': title, 'passed': passed,
+            'detail': detail, 'seconds': seconds,
+            'hosts': {server: [before.get(server), after.get(server)]
+                      for server in sorted(set(before) | set(after))}})
         say(f'step {number}: {"passed" if passed else "FAILED"} '
             f'({seconds}s) {detail}')
         return passed
 
-    # 1
-    def multi_create(self):
-        image = self.cloud.image()
-        root = self.cloud.create_volume('root', image=image)
-        self.volumes['root'] = root['id']
-        bdm = [{'boot_index': 0, 'uuid': root['id'], 'source_type': 'volume',
-                'destination_type': 'volume', 'attach_mode': 'ro'}]
-        reply = self.cloud.create_servers('multi', bdm, count=3)
-        reservation = reply.body['reservation_id']
-        servers = self.cloud.servers(f'reservation_id={reservation}')
-        check(len(servers) == 3, f'{len(servers)} servers of 3 created')
-        self.servers = sorted(server['id'] for server in servers)
-        for server_id in self.servers:
-            self.cloud.wait_server(server_id)
-            self.expected[server_id, root['id']] = True
-        attachments = self.cloud.volume(root['id'])['attachments']
-        check(sorted(a['server_id'] for a in attachments) == self.servers,
-              f'Cinder lists {len(attachments)} attachments of the root, '
-              'not one per server')
-        return (f'3 servers ACTIVE from one ro root {root["id"]}, one '
-                'Cinder attachment each')
+    def placements(self):
+        """{server id: host} of the scenario's servers."""
+        return {server['id']: server['OS-EXT-SRV-ATTR:host']
+                for server in self.cloud.servers(f'name={PREFIX}')
+                if server['id'] in self.servers}
 
-    # 2
-    def attach_modes(self):
-        data = self.cloud.create_volume('data')
-        self.volumes['data'] = data['id']
-        # As `openstack server add volume SERVER VOLUME` finds it by name.
-        named = self.cloud.member.get('cinder-api', self.cloud.volume_path(
-            f'/detail?name={data["name"]}'))['volumes']
-        check([volume['id'] for volume in named] == [data['id']],
-              f'the member looking {data["name"]} up by name finds '
-              f'{[volume["id"] for volume in named]}')
-        for server_id, mode in zip(self.servers, ('rw', 'ro', 'ro')):
-            self.cloud.attach(server_id, data['id'], mode)
-            self.expected[server_id, data['id']] = mode == 'ro'
-        modes = [self.cloud.attached(server_id, data['id'])['attach_mode']
-                 for server_id in self.servers]
-        check(modes == ['rw', 'ro', 'ro'], f'GET at 2.105 shows {modes}')
-        return ('data volume found by name, attached rw, ro, ro; GET shows '
-                'rw, ro, ro')
+    def new_volume(self, name, multiattach=True, image=None):
+        volume = self.cloud.create_volume(name, multiattach, image)
+        self.volumes[name] = volume['id']
+        [digest] = views.digests([self.cloud.rbd_image(volume['id'])])
+        self.written[volume['id']] = [digest, False]
+        self.report['volumes'][volume['id']] = {'name': name,
+                                                'digest_made': digest}
+        return volume['id']
 
-    # 3 and 4
-    def views(self, server_ids=None):
-        """Record every attachment of the servers: API, XML, QEMU and
-        the guest; fail unless all agree with what was asked.
+    def expect(self, server_id, volume_id, mode, region, requested=None):
+        """The attachment must be `mode` (`requested` the mode asked for,
+        if another); `region`, the volume's slot region read before it
+        began, says what the server's slot held.
         """
+        self.expected[server_id, volume_id] = mode == 'ro'
+        self.requested[server_id, volume_id] = requested or mode
+        self.baseline[server_id, volume_id] = views.slot_in_region(
+            region, server_id, SIZE_GIB)
+        if mode == 'rw':
+            self.written[volume_id][1] = True
+
+    def attach(self, server_id, volume_id, mode):
+        region = self.slot_region(volume_id)
+        self.cloud.attach(server_id, volume_id, mode)
+        self.expect(server_id, volume_id, mode, region)
+
+    def slot_region(self, volume_id):
+        return views.slot_region(self.cloud.rbd_image(volume_id), SIZE_GIB)
+
+    def detach(self, server_id, volume_id):
+        self.cloud.detach(server_id, volume_id)
+        self.forget(server_id, volume_id)
+
+    def forget(self, server_id, volume_id):
+        for table in (self.expected, self.requested, self.baseline):
+            del table[server_id, volume_id]
+
+    # The checks
+
+    def views(self, server_ids=None):
+        """Observe every attachment of the servers; fail unless all agree
+        with the mode asked for.
+        """
+        server_ids = server_ids or self.servers
+        reports = self.fresh_reports(server_ids)
         problems = []
-        for server_id in server_ids or self.servers:
-            problems += self.record_server(server_id)
+        for server_id in server_ids:
+            problems += self.record_server(server_id, reports[server_id])
         check(not problems, '; '.join(problems))
-        return (f'{len(self.report["attachments"])} attachments recorded, '
-                'API, libvirt XML, QEMU and guest agree')
+        hosts_seen = sorted({self.report['servers'][server]['host']
+                             for server in server_ids})
+        return (f'{len(server_ids)} servers on {", ".join(hosts_seen)}: '
+                'API, XML, QEMU, guest kernel, write below it and RBD '
+                'agree')
 
-    def record_server(self, server_id):
+    def wanted_serials(self, server_id):
+        return {attachment['volumeId'][:guest.SERIAL_CHARS]
+                for attachment in self.cloud.attachments(server_id)}
+
+    def fresh_reports(self, server_ids):
+        """{server: {serial: guest.Report}} of rounds the guests began
+        after this call: the console lines already there are noted, the
+        first new round of each guest marks the time, and only later
+        rounds count (a round printed after the mark began after it).
+        """
+        seen = {server: {(line.boot, line.seq) for line in
+                         guest.reports(self.cloud.console(server))}
+                for server in server_ids}
+        wanted = {server: self.wanted_serials(server)
+                  for server in server_ids}
+        marks, found = {}, {}
+
+        def probe():
+            for server in server_ids:
+                if server in found:
+                    continue
+                console = self.cloud.console(server)
+                if server not in marks:
+                    lines = guest.reports(console)
+                    new = [line for line in lines
+                           if (line.boot, line.seq) not in seen[server]]
+                    if not new:
+                        continue
+                    boot = new[-1].boot
+                    marks[server] = (boot, min(line.seq for line in new
+                                               if line.boot == boot))
+                latest = {report.serial: report for report in guest.latest(
+                    console, after=marks[server]).values()}
+                if wanted[server] <= set(latest):
+                    found[server] = latest
+            return len(found) == len(server_ids)
+        api.wait(f'fresh guest reports of {len(server_ids)} servers', probe,
+                 GUEST_SECONDS, interval=POLL_SECONDS)
+        return found
+
+    def record_server(self, server_id, in_guest):
         server = self.cloud.server(server_id)
+        host = hosts.by_name(server['OS-EXT-SRV-ATTR:host'])
         domain = server['OS-EXT-SRV-ATTR:instance_name']
-        uuid = virsh('domuuid', domain).strip()
         self.report['servers'][server_id] = {
-            'host': server['OS-EXT-SRV-ATTR:host'], 'domain': domain,
-            'domain_uuid': uuid}
-        disks = domain_disks(domain)
+            'host': host.name, 'domain': domain,
+            'domain_uuid': hosts.virsh(host, 'domuuid', domain).stdout.strip()}
+        disks = views.domain_disks(host, domain)
         attachments = self.cloud.attachments(server_id)
-        wanted = {attachment['volumeId'][:guest.SERIAL_CHARS]
-                  for attachment in attachments}
-
-        def guest_verdicts():
-            found = {serial: (ro, write) for serial, ro, write in
-                     guest.verdicts(self.cloud.console(server_id)).values()}
-            return found if wanted <= set(found) else None
-        in_guest = api.wait(f'the guest of {server_id} reporting its disks',
-                            guest_verdicts, GUEST_SECONDS, interval=3)
-        self.report['attachments'] = [
-            row for row in self.report['attachments']
-            if row['server_id'] != server_id]
+        slots = views.slots([(self.cloud.rbd_image(attachment['volumeId']),
+                              SIZE_GIB, server_id)
+                             for attachment in attachments])
         problems = []
-        for attachment in attachments:
+        for attachment, slot in zip(attachments, slots):
             volume_id = attachment['volumeId']
             device, xml_ro, qemu_ro = disks.get(volume_id, (None,) * 3)
-            guest_ro, guest_write = in_guest[volume_id[:guest.SERIAL_CHARS]]
-            row = {'server_id': server_id, 'volume_id': volume_id,
+            report = in_guest[volume_id[:guest.SERIAL_CHARS]]
+            baseline = self.baseline.get((server_id, volume_id))
+            write = report.write + (f': {report.error}' if report.error
+                                    else '')
+            row = {'step': self.current_step, 'server_id': server_id,
+                   'volume_id': volume_id, 'host': host.name,
                    'device': attachment['device'],
                    'api_mode': attachment['attach_mode'],
                    'xml_readonly': xml_ro, 'qemu_ro': qemu_ro,
-                   'guest_ro': guest_ro, 'guest_write': guest_write}
+                   'guest_kernel_ro': report.ro, 'guest_write': write,
+                   'bypass_write': report.bypass_text,
+                   'rbd_changed': (None if baseline is None
+                                   else slot != baseline),
+                   'rbd_by_guest': slot.startswith(guest.marker(server_id)),
+                   'guest_round': f'{report.boot}/{report.seq}'}
             self.report['attachments'].append(row)
             expected = self.expected.get((server_id, volume_id))
             if expected is None:
                 continue
-            seen = (xml_ro, qemu_ro, guest_ro, guest_write == 'FAILED')
-            if seen != (expected,) * 4:
+            wrong = expected_problems(row, expected)
+            if report.sector != guest.slot_sector(server_id,
+                                                  SIZE_GIB << 30):
+                wrong.append(f'the guest wrote sector {report.sector}, not '
+                             "its instance's slot")
+            if row['api_mode'] != self.requested[server_id, volume_id]:
+                wrong.append(f'api_mode={row["api_mode"]}')
+            if wrong:
                 problems.append(
-                    f'{volume_id} on {server_id}: expected '
-                    f'{"ro" if expected else "rw"}, xml_readonly={xml_ro} '
-                    f'qemu_ro={qemu_ro} guest_ro={guest_ro} '
-                    f'write={guest_write}')
+                    f'{volume_id} on {server_id} ({host.name}), expected '
+                    f'{"ro" if expected else "rw"}: {", ".join(wrong)}')
         return problems
 
-    # 5
+    def other_host(self, server_id):
+        current = self.cloud.host_of(server_id)
+        return next(host.name for host in hosts.HOSTS if host.name != current)
+
+    # 1
+    def multi_create(self):
+        root = self.new_volume('root', image=self.cloud.image())
+        region = self.slot_region(root)
+        bdm = [{'boot_index': 0, 'uuid': root, 'source_type': 'volume',
+                'destination_type': 'volume', 'attach_mode': 'ro'}]
+        reply = self.cloud.create_servers('multi', bdm, count=MULTI_CREATE)
+        self.servers = self.cloud.reserved(reply)
+        check(len(self.servers) == MULTI_CREATE,
+              f'{len(self.servers)} servers of {MULTI_CREATE} created')
+        for server_id in self.servers:
+            self.cloud.wait_server(server_id)
+            self.expect(server_id, root, 'ro', region)
+        attachments = self.cloud.volume(root)['attachments']
+        check(sorted(a['server_id'] for a in attachments) == self.servers,
+              f'Cinder lists {len(attachments)} attachments of the root, '
+              'not one per server')
+        placed = self.placements()
+        check(set(placed.values()) == {host.name for host in hosts.HOSTS},
+              f'the {MULTI_CREATE} servers are all on '
+              f'{", ".join(sorted(set(placed.values())))}')
+        per_host = {host.name: list(placed.values()).count(host.name)
+                    for host in hosts.HOSTS}
+        return (f'{MULTI_CREATE} servers ACTIVE from one ro root, one Cinder '
+                f'attachment each, on both hosts ({per_host})')
+
+    # 2
+    def attach_modes(self):
+        data = self.new_volume('data')
+        # As `openstack server add volume SERVER VOLUME` finds it by name.
+        named = self.cloud.member.get('cinder-api', self.cloud.volume_path(
+            f'/detail?name={PREFIX}-data'))['volumes']
+        check([volume['id'] for volume in named] == [data],
+              f'the member looking {PREFIX}-data up by name finds '
+              f'{[volume["id"] for volume in named]}')
+        for server_id, mode in zip(self.servers, ('rw', 'ro', 'ro')):
+            self.attach(server_id, data, mode)
+        modes = [self.cloud.attached(server_id, data)['attach_mode']
+                 for server_id in self.servers[:3]]
+        check(modes == ['rw', 'ro', 'ro'], f'GET at 2.105 shows {modes}')
+        return ('data volume found by name, attached rw, ro, ro; GET shows '
+                'rw, ro, ro; ' + self.views())
+
+    # 3
     def readonly_flag(self):
         server_id = self.servers[0]
-        cases = (('flag-false', False, None, False),
-                 ('flag-true', True, 'rw', True))
-        for name, flag, mode, expect_ro in cases:
-            volume = self.cloud.create_volume(name)
-            self.volumes[name] = volume['id']
+        cases = (('flag-false', False, None, 'rw'),
+                 ('flag-true', True, 'rw', 'ro'))
+        for name, flag, mode, effective in cases:
+            volume_id = self.new_volume(name)
             self.cloud.admin.call(
-                'POST', 'cinder-api', f'/volumes/{volume["id"]}/action',
+                'POST', 'cinder-api', f'/volumes/{volume_id}/action',
                 {'os-update_readonly_flag': {'readonly': flag}}, expect=202)
-            self.cloud.attach(server_id, volume['id'], mode)
-            self.expected[server_id, volume['id']] = expect_ro
+            region = self.slot_region(volume_id)
+            self.cloud.attach(server_id, volume_id, mode)
+            self.expect(server_id, volume_id, effective, region,
+                        requested=mode or 'rw')
         self.views([server_id])
-        return ('readonly flag False, no mode: writable in the guest; flag '
-                'True, attached rw: read-only in the guest')
+        return ('readonly flag False, no mode: writable; flag True, '
+                'attached rw: read-only, down to the RBD image')
 
-    # 6
-    def reboot_and_resize(self):
+    # 4
+    def hard_reboot(self):
         server_id = self.servers[1]
         self.cloud.action(server_id, {'reboot': {'type': 'HARD'}})
         self.cloud.wait_server(server_id)
+        return 'hard reboot: ' + self.views([server_id])
+
+    # 5
+    def live_migration(self):
+        server_id = self.servers[1]
+        writable = self.new_volume('live-rw', multiattach=False)
+        self.attach(server_id, writable, 'rw')
         self.views([server_id])
+        path = [self.cloud.host_of(server_id)]
+        for _ in range(2):
+            destination = self.other_host(server_id)
+            self.cloud.action(server_id, {'os-migrateLive': {
+                'host': destination, 'block_migration': 'auto'}},
+                admin=True)
+            self.cloud.wait_server(server_id, host=destination)
+            self.views([server_id])
+            path.append(destination)
+        return (f'ro root, ro data and rw volume live-migrated '
+                f'{" -> ".join(path)}, checked on each host')
+
+    # 6
+    def cold_migration(self):
+        server_id = self.servers[2]
+        source = self.cloud.host_of(server_id)
         self.cloud.action(server_id, {'resize': {
             'flavorRef': self.cloud.flavor('mae.small')}})
-        self.cloud.wait_server(server_id, ('VERIFY_RESIZE',))
-        self.cloud.action(server_id, {'confirmResize': None},
-                          expect=204)
-        server = self.cloud.wait_server(server_id)
-        check(server['flavor']['original_name'] == 'mae.small',
-              f'flavor after resize: {server["flavor"]}')
+        destination = self.other_host(server_id)
+        self.cloud.wait_server(server_id, ('VERIFY_RESIZE',),
+                               host=destination)
+        self.cloud.action(server_id, {'confirmResize': None}, expect=204)
+        self.cloud.wait_server(server_id, host=destination)
         self.views([server_id])
-        return ('hard reboot, then resize to the same host: ro disks still '
-                'read-only in XML, QEMU and guest')
+        self.cloud.action(server_id, {'resize': {
+            'flavorRef': self.cloud.flavor('mae.tiny')}})
+        self.cloud.wait_server(server_id, ('VERIFY_RESIZE',), host=source)
+        self.views([server_id])
+        self.cloud.action(server_id, {'revertResize': None})
+        server = self.cloud.wait_server(server_id, host=destination)
+        check(server['flavor']['original_name'] == 'mae.small',
+              f'flavor after the revert: {server["flavor"]}')
+        self.views([server_id])
+        return (f'resized {source} -> {destination} and confirmed; resized '
+                f'back to {source}, checked there, reverted to '
+                f'{destination}')
 
     # 7
+    def swap(self):
+        server_id = self.servers[3]
+        volume_id = self.new_volume('swapped', multiattach=False)
+        self.attach(server_id, volume_id, 'ro')
+        self.views([server_id])
+        before = views.pool_of(self.cloud.rbd_image(volume_id))
+        # Paused while QEMU copies the disk: QEMU 7.2 aborts on a guest
+        # write to a read-only disk during a block mirror (the guest's
+        # write below its kernel is one; see the README).
+        self.cloud.action(server_id, {'pause': None})
+        self.cloud.wait_server(server_id, ('PAUSED',))
+        self.cloud.retype(volume_id, deploy.OTHER_POOL_TYPE)
+        self.cloud.action(server_id, {'unpause': None})
+        self.cloud.wait_server(server_id)
+        # The copy writes the new image; the guest's slot in it must
+        # still be what the guest found (it never wrote it).
+        self.written[volume_id][1] = True
+        after = views.pool_of(self.cloud.rbd_image(volume_id))
+        check(after != before, f'the volume is still in the pool {before}')
+        mode = self.cloud.attached(server_id, volume_id)['attach_mode']
+        check(mode == 'ro', f'after the swap Nova shows {mode}')
+        records = [(record['instance'], record['attach_mode']) for record
+                   in self.cloud.cinder_attachments(volume_id)]
+        check(records == [(server_id, 'ro')],
+              f"Cinder's attachments after the swap: {records}")
+        return (f'ro volume of a paused server retyped, moved by Cinder '
+                f'from pool {before} to {after} through Nova\'s swap volume; '
+                'Nova and Cinder show ro; ' + self.views([server_id]))
+
+    # 8
+    def reattach(self):
+        changes = ((self.servers[1], self.volumes['live-rw'], 'ro'),
+                   (self.servers[3], self.volumes['swapped'], 'rw'))
+        for server_id, volume_id, mode in changes:
+            self.detach(server_id, volume_id)
+            self.attach(server_id, volume_id, mode)
+        self.views([server_id for server_id, _, _ in changes])
+        return ('detached and re-attached in the other mode: rw -> ro and '
+                'ro -> rw, checked')
+
+    # 9
+    def shelve(self):
+        server_id = self.servers[0]
+        source = self.cloud.host_of(server_id)
+        destination = self.other_host(server_id)
+        self.cloud.action(server_id, {'shelve': None})
+        self.cloud.wait_server(server_id, ('SHELVED_OFFLOADED',))
+        self.cloud.action(server_id, {'unshelve': {'host': destination}},
+                          admin=True)
+        self.cloud.wait_server(server_id, host=destination)
+        return (f'shelve-offloaded from {source}, unshelved onto '
+                f'{destination}: ' + self.views([server_id]))
+
+    # 10
+    def evacuate(self):
+        failed = hosts.by_name(self.cloud.host_of(self.servers[1]))
+        target = next(host.name for host in hosts.HOSTS if host != failed)
+        evacuated = [server for server, host in self.placements().items()
+                     if host == failed.name]
+        compute = services.compute(failed)
+        compute.stop()
+        # The host loses power: its guests die with it.
+        for domain in hosts.domains(failed):
+            hosts.virsh(failed, 'destroy', domain, check=False)
+        # As an operator who fenced the host: forced down at once, not
+        # after the missed heartbeats (service_down_time).
+        self.cloud.force_down(failed.name, True)
+        for server_id in evacuated:
+            self.cloud.action(server_id, {'evacuate': {'host': target}},
+                              admin=True, expect=200)
+        for server_id in evacuated:
+            # From 2.95 an evacuated server stays stopped.
+            self.cloud.wait_server(server_id, ('SHUTOFF',), host=target)
+            self.cloud.action(server_id, {'os-start': None})
+        for server_id in evacuated:
+            self.cloud.wait_server(server_id, host=target)
+        detail = self.views(evacuated)
+        # The host is back: its nova-compute starts and removes what it
+        # had of the evacuated servers (their migrations go from done to
+        # completed); then the operator lifts the forced down.
+        compute.start()
+        api.wait(f'the evacuations from {failed.name} completed', lambda: {
+            migration['status'] for migration in self.cloud.admin.get(
+                'nova-api', '/os-migrations?migration_type=evacuation'
+                f'&source_compute={failed.name}',
+                microversion='2.80')['migrations']} == {'completed'},
+            GUEST_SECONDS)
+        self.cloud.force_down(failed.name, False)
+        services.start(compute, timeout=180, admin=self.cloud.admin)
+        left = [domain for domain in hosts.domains(failed)
+                if any(self.report['servers'][server]['domain'] == domain
+                       for server in evacuated)]
+        check(not left, f'{failed.name} kept the domains {left} of the '
+              'evacuated servers after its nova-compute came back')
+        return (f'{failed.name} down (nova-compute stopped, guests '
+                f'destroyed, forced down), {len(evacuated)} servers '
+                f'evacuated to {target}: {detail}; {failed.name} back, its '
+                'stale domains removed')
+
+    # 11
     def refusals(self):
         server_id = self.servers[0]
-        spare = self.cloud.create_volume('spare')
-        single = self.cloud.create_volume('single', multiattach=False)
-        self.volumes.update(spare=spare['id'], single=single['id'])
+        spare = self.new_volume('spare')
+        single = self.new_volume('single', multiattach=False)
         before = self.snapshot()
         results = []
 
@@ -383,16 +482,16 @@ class Scenario:
             results.append(f'{name} {reply.status}')
 
         refused('attach_mode at 2.104', self.cloud.attach(
-            server_id, spare['id'], 'ro', microversion=BEFORE, expect=None))
+            server_id, spare, 'ro', microversion=BEFORE, expect=None))
         refused('attach_mode "rx"', self.cloud.attach(
-            server_id, spare['id'], 'rx', expect=None))
+            server_id, spare, 'rx', expect=None))
         refused('local BDM with a mode', self.cloud.create_servers(
             'local', [{'boot_index': 0, 'uuid': self.cloud.image(),
                        'source_type': 'image', 'destination_type': 'local',
                        'attach_mode': 'ro'}], expect=None))
         refused('multi-create from a non-multiattach volume',
                 self.cloud.create_servers('single', [{
-                    'boot_index': 0, 'uuid': single['id'],
+                    'boot_index': 0, 'uuid': single,
                     'source_type': 'volume', 'destination_type': 'volume',
                     'attach_mode': 'ro'}], count=2, expect=None))
         refused('rebuild reimaging the ro root', self.cloud.action(
@@ -413,23 +512,61 @@ class Scenario:
                 a['attachment_id'] for a in volume['attachments']))
         return servers, volumes
 
+    # 12
+    def images(self):
+        """Each volume's whole RBD image: unchanged unless something was
+        allowed to write it.
+        """
+        volume_ids = list(self.written)
+        digests = dict(zip(volume_ids, views.digests(
+            [self.cloud.rbd_image(volume_id) for volume_id in volume_ids])))
+        problems, unchanged, written = [], [], []
+        for volume_id, (made, may_write) in self.written.items():
+            entry = self.report['volumes'][volume_id]
+            entry.update(digest_end=digests[volume_id],
+                         written_by_design=may_write,
+                         changed=digests[volume_id] != made)
+            (written if may_write else unchanged).append(entry['name'])
+            if not may_write and entry['changed']:
+                problems.append(f'{entry["name"]} ({volume_id}) changed '
+                                'although never attached rw')
+        check(not problems, '; '.join(problems))
+        return (f'never attached rw, RBD image unchanged: '
+                f'{", ".join(unchanged)}; written by design (rw or a '
+                f'migration\'s copy): {", ".join(written)}')
+
     def run(self):
         self.cloud.delete_leftovers()
-        self.step(1, 'multi-create of 3 servers from one ro multiattach '
-                  'root volume', self.multi_create)
-        self.step(2, 'a multiattach volume attached rw, ro, ro',
-                  self.attach_modes)
-        self.step('3-4', 'API, libvirt XML, QEMU and the guest agree',
-                  self.views)
-        self.step(5, "Cinder's readonly flag", self.readonly_flag)
-        self.step(6, 'hard reboot and resize to the same host',
-                  self.reboot_and_resize)
-        self.step(7, 'refusals leave nothing behind', self.refusals)
-        self.step(8, 'upstream tempest: compute volume attach and '
-                  'multiattach tests', self.tempest)
+        steps = [
+            (1, f'multi-create of {MULTI_CREATE} servers from one ro '
+             'multiattach root volume, on both hosts', self.multi_create),
+            (2, 'a multiattach volume attached rw, ro, ro; every '
+             'attachment checked', self.attach_modes),
+            (3, "Cinder's readonly flag", self.readonly_flag),
+            (4, 'hard reboot', self.hard_reboot),
+            (5, 'live migration to the other host and back',
+             self.live_migration),
+            (6, 'cold migration: resize to the other host, confirm; '
+             'resize back, revert', self.cold_migration),
+            (7, 'swap of an ro attachment (a retype Cinder migrates through '
+             "Nova's swap volume)", self.swap),
+            (8, 'detach and re-attach in the other mode', self.reattach),
+            (9, 'shelve-offload, unshelve onto the other host', self.shelve),
+            (10, 'evacuate from a failed host', self.evacuate),
+            (11, 'refusals leave nothing behind', self.refusals),
+            (12, "the volumes' RBD images from the host", self.images),
+        ]
+        for number, title, function in steps:
+            if not self.step(number, title, function) and number == 1:
+                break
+        for number, (title, function) in enumerate(
+                faults.FAULTS, len(steps) + 1):
+            self.step(number, title, lambda: function(self))
+        self.step(len(steps) + len(faults.FAULTS) + 1, 'upstream tempest: '
+                  'volume attach, multiattach, live and cold migration',
+                  self.tempest)
         return self.report
 
-    # 8
     def tempest(self):
         results = tempest.run(self.cloud.admin)
         self.report['tempest'] = results
@@ -441,15 +578,18 @@ class Scenario:
 
 
 def print_report(report):
-    process.say(f'{"server":36} {"volume":36} {"device":8} {"api":3} '
-                f'{"xml_ro":6} {"qemu_ro":7} {"guest_ro":8} guest_write')
+    process.say(f'{"step":>4} {"server":8} {"volume":8} {"host":13} '
+                f'{"api":3} {"xml":5} {"qemu":5} {"kern":5} {"bypass":7} '
+                f'{"rbd":5} guest write')
     for row in report['attachments']:
-        process.say(f'{row["server_id"]:36} {row["volume_id"]:36} '
-                    f'{row["device"] or "-":8} {row["api_mode"] or "-":3} '
-                    f'{str(row["xml_readonly"]):6} {str(row["qemu_ro"]):7} '
-                    f'{str(row["guest_ro"]):8} {row["guest_write"]}')
+        process.say(f'{row["step"]!s:>4} {row["server_id"][:8]} '
+                    f'{row["volume_id"][:8]} {row["host"]:13} '
+                    f'{row["api_mode"] or "-":3} {row["xml_readonly"]!s:5} '
+                    f'{row["qemu_ro"]!s:5} {row["guest_kernel_ro"]!s:5} '
+                    f'{row["bypass_write"]:7} {row["rbd_changed"]!s:5} '
+                    f'{row["guest_write"]}')
     for step in report['steps']:
-        process.say(f'step {step["step"]:4} '
+        process.say(f'step {step["step"]!s:>4} '
                     f'{"passed" if step["passed"] else "FAILED":6} '
                     f'{step["seconds"]:6}s  {step["title"]}')
     tempest = report['tempest']

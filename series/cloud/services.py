@@ -12,6 +12,7 @@ import subprocess
 import time
 
 from series.cloud import api
+from series.cloud import hosts
 from series.cloud import layout
 from series.cloud import venv
 from series import config
@@ -25,8 +26,11 @@ class Service:
     command: tuple
     # The API port, for the API services.
     port: int = 0
-    # (nova|cinder, binary) of an RPC service, reported by os-services.
+    # (nova-api|cinder-api, binary, host) of an RPC service, as
+    # os-services reports it.
     reports_as: tuple = ()
+    # The compute host it belongs to (libvirtd, virtlogd, nova-compute).
+    host: object = None
 
     @property
     def pid_file(self):
@@ -45,11 +49,14 @@ class Service:
         log = layout.log(self.name)
         log.parent.mkdir(parents=True, exist_ok=True)
         self.pid_file.parent.mkdir(parents=True, exist_ok=True)
+        # The cloud's own commands first (series.ceph.CLI_WRAPPER).
+        env = dict(os.environ, PATH=f'{layout.directory() / "bin"}'
+                   f'{os.pathsep}{os.environ["PATH"]}')
         with open(log, 'ab') as output:
             proc = subprocess.Popen(
                 [str(part) for part in self.command], stdin=subprocess.DEVNULL,
                 stdout=output, stderr=subprocess.STDOUT,
-                start_new_session=True, cwd=layout.directory())
+                start_new_session=True, cwd=layout.directory(), env=env)
         self.pid_file.write_text(f'{proc.pid} {start_time(proc.pid)}\n')
         return proc
 
@@ -110,17 +117,21 @@ def conf(service, name):
 
 
 def all_services():
-    """Every service, in start order."""
+    """Every service, in start order: each compute host's virtlogd and
+    libvirtd, the control plane, each host's nova-compute.
+    """
     uwsgi = venv.bin('uwsgi')
     nova_conf = ('--config-file', conf('nova', 'nova.conf'))
     cinder_conf = ('--config-file', conf('cinder', 'cinder.conf'))
-    run = layout.directory() / 'run'
-    services = [
-        Service('virtlogd', ('virtlogd', '--pid-file',
-                             run / 'virtlogd.daemon.pid')),
-        Service('libvirtd', ('libvirtd', '--pid-file',
-                             run / 'libvirtd.daemon.pid')),
-    ]
+    services = []
+    for host in hosts.HOSTS:
+        services += [
+            Service(f'virtlogd-{host.key}', host.namespaced(
+                'virtlogd', '--pid-file', host.pid_file('virtlogd')),
+                host=host),
+            Service(f'libvirtd-{host.key}', host.namespaced(
+                'libvirtd', '--listen', '--pid-file',
+                host.pid_file('libvirtd')), host=host)]
     for name in ('keystone', 'placement', 'glance-api', 'neutron-api',
                  'cinder-api', 'nova-api'):
         services.append(Service(
@@ -128,15 +139,31 @@ def all_services():
             port=layout.PORTS[name]))
     for binary in ('cinder-scheduler', 'cinder-volume'):
         services.append(Service(binary, (venv.bin(binary), *cinder_conf),
-                                reports_as=('cinder-api', binary)))
-    for binary in ('nova-conductor', 'nova-scheduler', 'nova-compute'):
+                                reports_as=('cinder-api', binary, None)))
+    for binary in ('nova-conductor', 'nova-scheduler'):
         services.append(Service(binary, (venv.bin(binary), *nova_conf),
-                                reports_as=('nova-api', binary)))
+                                reports_as=('nova-api', binary, None)))
+    for host in hosts.HOSTS:
+        services.append(Service(
+            f'nova-compute-{host.key}', host.namespaced(
+                venv.bin('nova-compute'), '--config-file',
+                conf('nova', f'compute-{host.key}.conf')),
+            reports_as=('nova-api', 'nova-compute', host.name), host=host))
     return services
 
 
 def by_name(name):
     return {service.name: service for service in all_services()}[name]
+
+
+def compute(host):
+    return by_name(f'nova-compute-{host.key}')
+
+
+def hypervisors():
+    """Each compute host's virtlogd and libvirtd."""
+    return [service for service in all_services()
+            if service.name.startswith(('virtlogd-', 'libvirtd-'))]
 
 
 def http_healthy(service):
@@ -148,15 +175,15 @@ def http_healthy(service):
     return reply.status < 500
 
 
-def libvirt_healthy():
-    return subprocess.run(['virsh', '-c', 'qemu:///system', 'version'],
+def libvirt_healthy(host):
+    return subprocess.run(['virsh', '-c', host.uri, 'version'],
                           stdout=subprocess.DEVNULL,
                           stderr=subprocess.DEVNULL).returncode == 0
 
 
 def reported_up(admin):
-    """{(api service, binary)} of the RPC services Nova and Cinder list
-    as up.
+    """{(api service, binary, host)} of the RPC services Nova and Cinder
+    list as up, and the same with host None.
     """
     found = set()
     for api_service, path in (('nova-api', '/os-services'),
@@ -169,7 +196,8 @@ def reported_up(admin):
             continue
         for entry in reply.body['services']:
             if entry['state'] == 'up' and entry['status'] == 'enabled':
-                found.add((api_service, entry['binary']))
+                found.add((api_service, entry['binary'], entry['host']))
+                found.add((api_service, entry['binary'], None))
     return found
 
 
@@ -179,8 +207,8 @@ def health(service, admin=None, up=None):
         return False
     if service.port:
         return http_healthy(service)
-    if service.name == 'libvirtd':
-        return libvirt_healthy()
+    if service.name.startswith('libvirtd-'):
+        return libvirt_healthy(service.host)
     if service.reports_as:
         if up is None:
             if admin is None:

@@ -1,6 +1,8 @@
-"""Step 8: upstream tempest (our series applied) against the real cloud:
-the compute volume attach tests, multiattach included, with dynamic
-credentials and no networking (servers get no port).
+"""The scenario's last step: upstream tempest (our series applied)
+against the real cloud: the compute volume attach tests, multiattach
+included, and the admin live and cold migration tests between the two
+compute hosts (block migration off: every disk is on Ceph), with
+dynamic credentials and no networking (servers get no port).
 """
 
 import os
@@ -9,6 +11,7 @@ import subprocess
 import time
 
 from series.cloud import deploy
+from series.cloud import hosts
 from series.cloud import layout
 from series import config
 from series import envs
@@ -18,7 +21,9 @@ from series import suites
 
 TESTS = (r'^tempest\.api\.compute\.volumes\.',
          r'^tempest\.api\.compute\.admin\.test_volumes_negative\.',
-         r'^tempest\.api\.compute\.admin\.test_volume_swap\.')
+         r'^tempest\.api\.compute\.admin\.test_volume_swap\.',
+         r'^tempest\.api\.compute\.admin\.test_live_migration\.',
+         r'^tempest\.api\.compute\.admin\.test_migrations\.')
 SKIPPED = re.compile(r'^\{\d+\} (.+?) \.\.\. SKIPPED: (.*)$')
 
 
@@ -63,13 +68,17 @@ flavor_ref = {flavors['mae.tiny']}
 flavor_ref_alt = {flavors['mae.small']}
 max_microversion = latest
 build_timeout = 300
+min_compute_nodes = {len(hosts.HOSTS)}
 
 [compute-feature-enabled]
 volume_multiattach = true
 console_output = true
 resize = true
-cold_migration = false
-live_migration = false
+cold_migration = true
+live_migration = true
+# Every disk is on Ceph (volumes, and images_type = rbd): nothing to copy.
+block_migration_for_live_migration = false
+volume_backed_live_migration = true
 vnc_console = false
 spice_console = false
 serial_console = false

@@ -17,10 +17,12 @@ from unittest import mock
 
 from series.cloud import configs
 from series.cloud import deploy
+from series.cloud import hosts
 from series.cloud import layout
 from series.cloud import scenario
 from series.cloud import services
 from series.cloud import tempest
+from series.cloud import views
 from series import config
 
 DOMAIN_XML = """\
@@ -65,12 +67,12 @@ class DisksTest(unittest.TestCase):
     def test_xml_and_qemu_views_per_volume(self):
         self.assertEqual({'aaaa': ('vda', True, True),
                           'bbbb': ('vdb', False, False)},
-                         scenario.disks(DOMAIN_XML, QUERY_BLOCK))
+                         views.disks(DOMAIN_XML, QUERY_BLOCK))
 
     def test_a_disk_qemu_does_not_list_has_no_qemu_view(self):
         self.assertEqual({'aaaa': ('vda', True, None),
                           'bbbb': ('vdb', False, None)},
-                         scenario.disks(DOMAIN_XML, '{"return": []}'))
+                         views.disks(DOMAIN_XML, '{"return": []}'))
 
 
 class RootTestCase(unittest.TestCase):
@@ -104,7 +106,7 @@ class ConfigsTest(RootTestCase):
             lambda name: types.SimpleNamespace(tree=self.root / name))
         patcher.start()
         self.addCleanup(patcher.stop)
-        self.inis = configs.write_all('compute-1')
+        self.inis = configs.write_all()
 
     def parse(self, service, name):
         # strict: a section or option given twice is an error, as
@@ -124,7 +126,8 @@ class ConfigsTest(RootTestCase):
              'glance/glance-api-paste.ini', 'glance/glance-api.conf',
              'keystone/keystone.conf', 'neutron/api-paste.ini',
              'neutron/ml2_conf.ini', 'neutron/neutron.conf',
-             'nova/api-paste.ini', 'nova/nova.conf',
+             'nova/api-paste.ini', 'nova/compute-a.conf',
+             'nova/compute-b.conf', 'nova/nova.conf',
              'placement/placement.conf', 'uwsgi/cinder-api.ini',
              'uwsgi/glance-api.ini', 'uwsgi/keystone.ini',
              'uwsgi/neutron-api.ini', 'uwsgi/nova-api.ini',
@@ -134,19 +137,47 @@ class ConfigsTest(RootTestCase):
                 self.parse(*path.parts)
 
     def test_nova_runs_libvirt_with_qemu_and_sends_service_tokens(self):
+        for name in ('nova.conf', 'compute-a.conf'):
+            nova = self.parse('nova', name)
+            self.assertEqual('qemu', nova['libvirt']['virt_type'])
+            self.assertEqual('rbd', nova['libvirt']['images_type'])
+            # Two hosts: a resize moves the server.
+            self.assertEqual('false',
+                             nova['DEFAULT']['allow_resize_to_same_host'])
+            # Below STOP_SECONDS: `cloud down` need not kill nova-compute.
+            self.assertLess(int(nova['DEFAULT']['manager_shutdown_timeout']),
+                            services.STOP_SECONDS)
+            self.assertEqual('true',
+                             nova['service_user']['send_service_user_token'])
+            self.assertEqual('block-storage:cinder:publicURL',
+                             nova['cinder']['catalog_info'])
         nova = self.parse('nova', 'nova.conf')
-        self.assertEqual('qemu', nova['libvirt']['virt_type'])
-        self.assertEqual('compute-1', nova['DEFAULT']['host'])
-        self.assertEqual('true', nova['DEFAULT']['allow_resize_to_same_host'])
-        # Below STOP_SECONDS: `cloud down` need not kill nova-compute.
-        self.assertLess(int(nova['DEFAULT']['manager_shutdown_timeout']),
-                        services.STOP_SECONDS)
-        self.assertEqual('true',
-                         nova['service_user']['send_service_user_token'])
-        self.assertEqual('block-storage:cinder:publicURL',
-                         nova['cinder']['catalog_info'])
-        self.assertIn('/mae_nova_api',
-                      nova['api_database']['connection'])
+        self.assertEqual(configs.CONTROL_HOST, nova['DEFAULT']['host'])
+        self.assertIn('/mae_nova_api', nova['api_database']['connection'])
+
+    def test_each_compute_host_its_name_and_migration_address(self):
+        computes = [self.parse('nova', f'compute-{host.key}.conf')
+                    for host in hosts.HOSTS]
+        self.assertEqual([host.name for host in hosts.HOSTS],
+                         [nova['DEFAULT']['host'] for nova in computes])
+        self.assertEqual([host.address for host in hosts.HOSTS],
+                         [nova['libvirt']['live_migration_inbound_addr']
+                          for nova in computes])
+        for nova in computes:
+            # As on a real compute host: no database, the same state and
+            # instances path on every host (each its own behind it), the
+            # local libvirtd.
+            self.assertNotIn('database', nova)
+            self.assertNotIn('api_database', nova)
+            self.assertEqual(str(hosts.compute_state()),
+                             nova['DEFAULT']['state_path'])
+            self.assertEqual(str(hosts.compute_state() / 'instances'),
+                             nova['DEFAULT']['instances_path'])
+            self.assertEqual('qemu:///system',
+                             nova['libvirt']['connection_uri'])
+            # Its privsep helper reads its own file.
+            self.assertTrue(nova['privsep_osbrick']['helper_command']
+                            .endswith(f'{nova["DEFAULT"]["host"][-1]}.conf'))
 
     def test_both_sides_require_service_tokens(self):
         for service, name in (('nova', 'nova.conf'),
@@ -168,8 +199,16 @@ class ConfigsTest(RootTestCase):
 
     def test_cinder_uses_rbd_and_no_multiattach_default(self):
         cinder = self.parse('cinder', 'cinder.conf')
-        self.assertEqual('cinder.volume.drivers.rbd.RBDDriver',
-                         cinder['ceph']['volume_driver'])
+        self.assertEqual(['ceph', 'ceph2'],
+                         cinder['DEFAULT']['enabled_backends'].split(','))
+        # Two pools: a retype between them is a migration Cinder makes
+        # through Nova's swap volume.
+        self.assertEqual(['volumes', 'volumes2'],
+                         [cinder[name]['rbd_pool'] for name in
+                          ('ceph', 'ceph2')])
+        for name in ('ceph', 'ceph2'):
+            self.assertEqual('cinder.volume.drivers.rbd.RBDDriver',
+                             cinder[name]['volume_driver'])
         # Volumes are multiattach only when asked (tempest's plain
         # volumes must attach below 2.60).
         self.assertNotIn('default_volume_type', cinder['DEFAULT'])
@@ -320,6 +359,11 @@ class PortsTest(RootTestCase):
             return unused.getsockname()[1]
 
     def ports(self, keystone):
+        # Not the compute hosts' libvirt ports: a cloud of this checkout
+        # may be running.
+        patcher = mock.patch.object(hosts, 'HOSTS', ())
+        patcher.start()
+        self.addCleanup(patcher.stop)
         return mock.patch.dict(layout.PORTS, {
             'keystone': keystone, 'ceph-mon': self.free_port()}, clear=True)
 
@@ -338,3 +382,88 @@ class PortsTest(RootTestCase):
         with self.ports(self.free_port()), \
                 mock.patch.object(services, 'all_services', list):
             deploy.check_ports()
+
+    def test_a_host_address_taken_by_another_libvirtd_is_refused(self):
+        with socket.socket() as listener:
+            listener.bind(('127.0.0.2', 0))
+            listener.listen()
+            port = listener.getsockname()[1]
+            host = hosts.Host('elsewhere', '127.0.0.2', 'z')
+            with self.ports(self.free_port()), \
+                    mock.patch.object(services, 'all_services', list), \
+                    mock.patch.object(hosts, 'HOSTS', (host,)), \
+                    mock.patch.object(hosts, 'LIBVIRT_PORT', port):
+                with self.assertRaises(config.SeriesError) as raised:
+                    deploy.check_ports()
+        self.assertIn(f'libvirtd of elsewhere (127.0.0.2:{port})',
+                      str(raised.exception))
+
+
+def guest_line(boot, seq, disk='vdb', serial='vol-1', ro=1):
+    write = 'FAILED(Operation not permitted)' if ro else 'OK'
+    return (f'guest-disk boot={boot} seq={seq} {disk} serial={serial} '
+            f'ro={ro} sector=8 bypass={-5 if ro else 0} write={write}\n')
+
+
+class FreshReportsTest(unittest.TestCase):
+    """The scenario counts only guest rounds begun after it looked."""
+
+    class Consoles:
+        """A server whose console grows by one round at each read."""
+
+        def __init__(self, console, rounds):
+            self.text, self.rounds = console, list(rounds)
+
+        def console(self, server_id):
+            text = self.text
+            if self.rounds:
+                self.text += self.rounds.pop(0)
+            return text
+
+        def attachments(self, server_id):
+            return [{'volumeId': 'vol-1'}]
+
+    def fresh(self, console, rounds):
+        runner = scenario.Scenario.__new__(scenario.Scenario)
+        runner.cloud = self.Consoles(console, rounds)
+        with mock.patch.object(scenario, 'POLL_SECONDS', 0):
+            return runner.fresh_reports(['server'])['server']['vol-1']
+
+    def test_a_round_seen_before_or_first_after_never_counts(self):
+        # Rounds 5 and 6 were on the console before the call (6 may have
+        # begun before the move); 7 is the first new one, 8 began after
+        # it was printed.
+        report = self.fresh(guest_line('aaaaaaaa', 5) +
+                            guest_line('aaaaaaaa', 6),
+                            [guest_line('aaaaaaaa', 7, ro=0),
+                             guest_line('aaaaaaaa', 8)])
+        self.assertEqual(8, report.seq)
+
+    def test_after_a_reboot_the_rounds_of_the_new_boot(self):
+        report = self.fresh(guest_line('aaaaaaaa', 40, ro=0),
+                            [guest_line('bbbbbbbb', 1),
+                             guest_line('bbbbbbbb', 2)])
+        self.assertEqual(('bbbbbbbb', 2), (report.boot, report.seq))
+
+
+class ExpectedProblemsTest(unittest.TestCase):
+
+    ROW = {'xml_readonly': True, 'qemu_ro': True, 'guest_kernel_ro': True,
+           'guest_write': 'FAILED: Operation not permitted',
+           'bypass_write': 'EIO', 'rbd_changed': False,
+           'rbd_by_guest': False}
+
+    def test_read_only_everywhere(self):
+        self.assertEqual([], scenario.expected_problems(self.ROW, True))
+
+    def test_each_place_that_disagrees_is_named(self):
+        row = dict(self.ROW, bypass_write='written', rbd_changed=True,
+                   rbd_by_guest=True)
+        self.assertEqual(['bypass_write=written', 'rbd_changed=True'],
+                         scenario.expected_problems(row, True))
+        writable = {'xml_readonly': False, 'qemu_ro': False,
+                    'guest_kernel_ro': False, 'guest_write': 'OK',
+                    'bypass_write': 'written', 'rbd_changed': True,
+                    'rbd_by_guest': False}
+        self.assertEqual(['the slot was written, not by this guest'],
+                         scenario.expected_problems(writable, False))

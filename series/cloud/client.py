@@ -1,0 +1,252 @@
+"""The calls the scenario, the fault runs and the benchmarks make to the
+real cloud, as the mae member (and as the admin where only an admin
+may: hosts, moves, services, Cinder's flags).
+"""
+
+from series.cloud import api
+from series.cloud import deploy
+from series.cloud import layout
+
+PREFIX = 'mae-scenario'
+MICROVERSION = '2.105'
+BOOT_SECONDS = 300
+
+
+class Failed(Exception):
+    """A check that did not hold."""
+
+
+def check(condition, message):
+    if not condition:
+        raise Failed(message)
+
+
+class Cloud:
+
+    def __init__(self):
+        self.member = api.Session(layout.MEMBER, layout.PROJECT)
+        self.member.authenticate()
+        self.admin = deploy.admin_session()
+
+    # Volumes
+
+    def volume_path(self, suffix=''):
+        return f'/{self.member.project_id}/volumes{suffix}'
+
+    def volume(self, volume_id):
+        return self.member.get('cinder-api', self.volume_path(
+            f'/{volume_id}'))['volume']
+
+    def create_volume(self, name, multiattach=True, image=None):
+        body = {'name': f'{PREFIX}-{name}', 'size': 1,
+                'volume_type': deploy.VOLUME_TYPE if multiattach
+                else '__DEFAULT__'}
+        if image:
+            body['imageRef'] = image
+        volume = self.member.call('POST', 'cinder-api', self.volume_path(),
+                                  {'volume': body}, expect=202).body['volume']
+        return self.wait_volume(volume['id'], ('available',))
+
+    def wait_volume(self, volume_id, statuses, timeout=BOOT_SECONDS):
+        def probe():
+            volume = self.volume(volume_id)
+            if volume['status'] == 'error':
+                raise Failed(f'volume {volume_id} went to error')
+            return volume if volume['status'] in statuses else None
+        return api.wait(f'volume {volume_id} {"/".join(statuses)}', probe,
+                        timeout)
+
+    def rbd_image(self, volume_id):
+        """The name of the volume's RBD image: after a migration, that of
+        the volume it was copied to (Cinder's name_id).
+        """
+        volume = self.admin.get('cinder-api', f'/volumes/{volume_id}')[
+            'volume']
+        return 'volume-' + (volume.get('os-vol-mig-status-attr:name_id') or
+                            volume_id)
+
+    def cinder_attachments(self, volume_id):
+        """Cinder's attachment records of the volume (volume API 3.27)."""
+        return self.admin.get(
+            'cinder-api', f'/{self.admin.project_id}/attachments/detail?'
+            f'all_tenants=1&volume_id={volume_id}',
+            microversion='3.54')['attachments']
+
+    # Images and flavors
+
+    def image(self):
+        images = self.member.get('glance-api',
+                                 f'/images?name={deploy.IMAGE}')['images']
+        return next(image['id'] for image in images
+                    if image['status'] == 'active')
+
+    def flavor(self, name):
+        flavors = self.member.get('nova-api', '/flavors')['flavors']
+        return next(flavor['id'] for flavor in flavors
+                    if flavor['name'] == name)
+
+    # Servers
+
+    def create_servers(self, name, bdm, count=1, microversion=MICROVERSION,
+                       expect=202):
+        """POST /servers; the reply (ids looked up by reservation)."""
+        body = {'server': {
+            'name': f'{PREFIX}-{name}', 'flavorRef': self.flavor('mae.tiny'),
+            'networks': 'none', 'min_count': count, 'max_count': count,
+            'return_reservation_id': True,
+            'block_device_mapping_v2': bdm}}
+        return self.member.call('POST', 'nova-api', '/servers', body,
+                                microversion=microversion, expect=expect)
+
+    def reserved(self, reply):
+        """The ids of the servers a create_servers() reply made."""
+        return sorted(server['id'] for server in self.servers(
+            f'reservation_id={reply.body["reservation_id"]}'))
+
+    def servers(self, query=''):
+        return self.admin.get('nova-api', f'/servers/detail?all_tenants=1'
+                              f'&{query}', microversion=MICROVERSION)[
+                                  'servers']
+
+    def server(self, server_id):
+        return self.admin.get('nova-api', f'/servers/{server_id}',
+                              microversion=MICROVERSION)['server']
+
+    def host_of(self, server_id):
+        return self.server(server_id)['OS-EXT-SRV-ATTR:host']
+
+    def wait_server(self, server_id, statuses=('ACTIVE',),
+                    timeout=BOOT_SECONDS, host=None):
+        """Until the server has one of `statuses` and no task (and runs
+        on `host` if given).
+        """
+        def probe():
+            server = self.server(server_id)
+            if server['status'] == 'ERROR':
+                raise Failed(f'server {server_id} went to ERROR: '
+                             f'{server.get("fault", {}).get("message")}')
+            done = (server['status'] in statuses and
+                    not server['OS-EXT-STS:task_state'] and
+                    host in (None, server['OS-EXT-SRV-ATTR:host']))
+            return server if done else None
+        return api.wait(f'server {server_id} {"/".join(statuses)}'
+                        + (f' on {host}' if host else ''), probe, timeout)
+
+    def delete_server(self, server_id):
+        self.admin.call('DELETE', 'nova-api', f'/servers/{server_id}',
+                        expect=(204, 404))
+
+    def wait_deleted(self, server_ids, timeout=BOOT_SECONDS):
+        api.wait('servers deleted', lambda: not any(
+            server['id'] in server_ids for server in self.servers()),
+            timeout)
+
+    def action(self, server_id, body, microversion=MICROVERSION,
+               expect=202, admin=False):
+        session = self.admin if admin else self.member
+        return session.call('POST', 'nova-api',
+                            f'/servers/{server_id}/action', body,
+                            microversion=microversion, expect=expect)
+
+    def console(self, server_id):
+        return self.member.call(
+            'POST', 'nova-api', f'/servers/{server_id}/action',
+            {'os-getConsoleOutput': {}}, expect=200).body['output']
+
+    # Volume attachments
+
+    def attachments(self, server_id, microversion=MICROVERSION):
+        return self.member.get(
+            'nova-api', f'/servers/{server_id}/os-volume_attachments',
+            microversion=microversion)['volumeAttachments']
+
+    def attached(self, server_id, volume_id):
+        return next((attachment for attachment in self.attachments(server_id)
+                     if attachment['volumeId'] == volume_id), None)
+
+    def attach(self, server_id, volume_id, mode=None,
+               microversion=MICROVERSION, expect=202):
+        body = {'volumeId': volume_id}
+        if mode:
+            body['attach_mode'] = mode
+        reply = self.member.call(
+            'POST', 'nova-api', f'/servers/{server_id}/os-volume_attachments',
+            {'volumeAttachment': body}, microversion=microversion,
+            expect=expect)
+        if reply.status < 300:
+            self.wait_attached(server_id, volume_id)
+        return reply
+
+    def wait_attached(self, server_id, volume_id):
+        """Asynchronous since 2.101: done once Cinder has it attached and
+        Nova lists it.
+        """
+        def probe():
+            attached = any(
+                attachment['server_id'] == server_id and
+                attachment.get('attach_status', 'attached') == 'attached'
+                for attachment in self.volume(volume_id)['attachments'])
+            return attached and self.attached(server_id, volume_id)
+        return api.wait(f'volume {volume_id} attached to {server_id}', probe,
+                        BOOT_SECONDS)
+
+    def detach(self, server_id, volume_id):
+        self.member.call(
+            'DELETE', 'nova-api',
+            f'/servers/{server_id}/os-volume_attachments/{volume_id}',
+            microversion=MICROVERSION, expect=202)
+        api.wait(f'volume {volume_id} detached from {server_id}', lambda: (
+            not self.attached(server_id, volume_id) and not any(
+                attachment['server_id'] == server_id for attachment in
+                self.volume(volume_id)['attachments'])), BOOT_SECONDS)
+
+    def retype(self, volume_id, volume_type):
+        """Retype an attached volume onto another backend: Cinder copies
+        it to a new volume through Nova's swap volume, then gives the new
+        one the volume's id.
+        """
+        self.member.call('POST', 'cinder-api', self.volume_path(
+            f'/{volume_id}/action'), {'os-retype': {
+                'new_type': volume_type, 'migration_policy': 'on-demand'}},
+            expect=202)
+
+        def probe():
+            volume = self.admin.get('cinder-api', f'/volumes/{volume_id}')[
+                'volume']
+            if volume['migration_status'] in ('error', 'failed'):
+                raise Failed(f'volume {volume_id}: migration '
+                             f'{volume["migration_status"]}')
+            return (volume['volume_type'] == volume_type and
+                    volume['status'] == 'in-use' and
+                    volume['migration_status'] in (None, 'success'))
+        api.wait(f'volume {volume_id} retyped to {volume_type}', probe,
+                 BOOT_SECONDS)
+
+    # Compute services
+
+    def compute_service(self, host):
+        services = self.admin.get(
+            'nova-api', f'/os-services?binary=nova-compute&host={host}',
+            microversion=MICROVERSION)['services']
+        check(len(services) == 1, f'{len(services)} compute services on '
+              f'{host}')
+        return services[0]
+
+    def force_down(self, host, down):
+        service = self.compute_service(host)
+        self.admin.call('PUT', 'nova-api', f'/os-services/{service["id"]}',
+                        {'forced_down': down}, microversion=MICROVERSION,
+                        expect=200)
+
+    def delete_leftovers(self):
+        """Servers and volumes of an earlier run, so a run starts clean."""
+        for server in self.servers(f'name={PREFIX}'):
+            self.delete_server(server['id'])
+        api.wait('earlier servers deleted',
+                 lambda: not self.servers(f'name={PREFIX}'), BOOT_SECONDS)
+        volumes = self.member.get('cinder-api', self.volume_path(
+            f'/detail?name~={PREFIX}'))['volumes']
+        for volume in volumes:
+            if volume['name'].startswith(PREFIX):
+                self.member.call('DELETE', 'cinder-api', self.volume_path(
+                    f'/{volume["id"]}'), expect=(202, 404))

@@ -1,0 +1,393 @@
+"""Faults on the running cloud, each in the middle of an operation on a
+read-only attachment: what was left, and what cleaned it (Nova and
+Cinder on their own, or a documented command). Each ends with every
+server ACTIVE or in ERROR with a fault, no Cinder attachment without a
+server and its BDM (nor a BDM without its attachment), no volume stuck
+in a transitional status, and no read-only attachment writable.
+"""
+
+import signal
+import subprocess
+import time
+
+from series.cloud import api
+from series.cloud.client import check
+from series.cloud import deploy
+from series.cloud import hosts
+from series.cloud import layout
+from series.cloud import services
+from series.cloud import venv
+from series import process
+
+STUCK = ('reserved', 'attaching', 'detaching')
+# A round of nova-compute's periodic tasks (60 s apart), and then some.
+SETTLE_SECONDS = 90
+
+
+def say(message):
+    process.say(f'fault: {message}')
+
+
+def state(cloud, server_ids, volume_ids):
+    """(facts, problems) of the servers and volumes as Nova and Cinder
+    show them.
+    """
+    facts = {'servers': {}, 'volumes': {}}
+    problems = []
+    bdms = {}
+    for server_id in server_ids:
+        reply = cloud.admin.call('GET', 'nova-api', f'/servers/{server_id}',
+                                 microversion='2.105')
+        if reply.status == 404:
+            facts['servers'][server_id] = 'deleted'
+            continue
+        server = reply.body['server']
+        fault = server.get('fault', {}).get('message')
+        facts['servers'][server_id] = {
+            'status': server['status'], 'task': server[
+                'OS-EXT-STS:task_state'], 'host': server[
+                    'OS-EXT-SRV-ATTR:host'], 'fault': fault}
+        if server['status'] not in ('ACTIVE', 'ERROR') or server[
+                'OS-EXT-STS:task_state']:
+            problems.append(f'server {server_id} is {server["status"]}/'
+                            f'{server["OS-EXT-STS:task_state"]}')
+        if server['status'] == 'ERROR' and not fault:
+            problems.append(f'server {server_id} is in ERROR with no fault')
+        action, unfinished = latest_action(cloud, server_id)
+        facts['servers'][server_id]['action'] = action
+        if unfinished:
+            problems.append(f'server {server_id}: {action} not finished '
+                            f'({unfinished})')
+        bdms.update(server_bdms(cloud, server_id))
+    for volume_id in volume_ids:
+        volume = cloud.volume(volume_id)
+        records = cloud.cinder_attachments(volume_id)
+        facts['volumes'][volume_id] = {
+            'status': volume['status'],
+            'attachments': [{'id': record['id'], 'server': record[
+                'instance'], 'status': record['status'],
+                'mode': record.get('attach_mode')} for record in records]}
+        if volume['status'] in STUCK:
+            problems.append(f'volume {volume_id} stuck {volume["status"]}')
+        for record in records:
+            # Other servers sharing a multiattach volume.
+            if record['instance'] not in facts['servers']:
+                bdms.update(server_bdms(cloud, record['instance']))
+            if record['status'] in STUCK:
+                problems.append(f'Cinder attachment {record["id"]} of '
+                                f'{volume_id} stuck {record["status"]}')
+            if bdms.get((record['instance'], volume_id)) != record['id']:
+                problems.append(
+                    f'Cinder attachment {record["id"]} of {volume_id} '
+                    f'({record["status"]}) has no server with its BDM '
+                    f'(server {record["instance"]})')
+        ids = {record['id'] for record in records}
+        for (server_id, bdm_volume), attachment_id in bdms.items():
+            if bdm_volume == volume_id and attachment_id not in ids:
+                problems.append(f'server {server_id} has a BDM of '
+                                f'{volume_id} whose attachment '
+                                f'{attachment_id} Cinder does not have')
+    return facts, problems
+
+
+def server_bdms(cloud, server_id):
+    """{(server, volume): attachment id} of the server's volumes as Nova
+    lists them; nothing for a server that does not exist.
+    """
+    reply = cloud.member.call(
+        'GET', 'nova-api', f'/servers/{server_id}/os-volume_attachments',
+        microversion='2.105')
+    if reply.status == 404:
+        return {}
+    return {(server_id, attachment['volumeId']): attachment['attachment_id']
+            for attachment in reply.body['volumeAttachments']}
+
+
+def latest_action(cloud, server_id):
+    """(the server's latest instance action with its events' results,
+    what of it has not finished). An action whose message was lost has
+    no event, or an event that never finishes.
+    """
+    actions = cloud.admin.get(
+        'nova-api', f'/servers/{server_id}/os-instance-actions',
+        microversion='2.105')['instanceActions']
+    if not actions:
+        return None, None
+    latest = max(actions, key=lambda entry: entry['start_time'])
+    detail = cloud.admin.get(
+        'nova-api', f'/servers/{server_id}/os-instance-actions/'
+        f'{latest["request_id"]}', microversion='2.105')['instanceAction']
+    events = detail.get('events', [])
+    summary = f'{latest["action"]}: ' + (', '.join(
+        f'{event["event"]} {event["result"]}' for event in events) or
+        'no event')
+    unfinished = [event['event'] for event in events
+                  if not event['finish_time']]
+    if not events:
+        unfinished = ['no event started']
+    return summary, ', '.join(unfinished)
+
+
+def settle(cloud, server_ids, volume_ids, timeout=SETTLE_SECONDS):
+    """Wait for Nova and Cinder to finish on their own; the state then."""
+    last = {}
+
+    def settled():
+        last['state'] = state(cloud, server_ids, volume_ids)
+        return not last['state'][1]
+    try:
+        api.wait('the cloud settling after the fault', settled, timeout,
+                 interval=5)
+    except Exception:  # the problems are the result, reported
+        pass
+    return last['state']
+
+
+def clean(cloud, server_ids, volume_ids):
+    """What an operator does with what is left, as the README documents
+    it: a Cinder attachment with no server or BDM behind it is deleted
+    (`cinder attachment-delete`); a server's volume whose attachment is
+    missing or stuck, which Nova will not detach, gets a new attachment
+    with `nova-manage volume_attachment refresh` on the stopped server,
+    which is then started. The commands run, as text.
+    """
+    done = []
+    bdms = {}
+    for server_id in server_ids:
+        bdms.update(server_bdms(cloud, server_id))
+    records = {}
+    for volume_id in volume_ids:
+        for record in cloud.cinder_attachments(volume_id):
+            records[record['id']] = record
+            server_id = record['instance']
+            if (server_id, volume_id) not in bdms:
+                bdms.update(server_bdms(cloud, server_id))
+            if bdms.get((server_id, volume_id)) != record['id']:
+                cloud.admin.call('DELETE', 'cinder-api',
+                                 f'/{cloud.admin.project_id}/attachments/'
+                                 f'{record["id"]}', microversion='3.54',
+                                 expect=200)
+                done.append(f'cinder attachment-delete {record["id"]}')
+    for (server_id, volume_id), attachment_id in bdms.items():
+        record = records.get(attachment_id)
+        if server_id in server_ids and volume_id in volume_ids and (
+                record is None or record['status'] in STUCK):
+            done += refresh(cloud, server_id, volume_id)
+    return done
+
+
+def refresh(cloud, server_id, volume_id):
+    """Stop the server, `nova-manage volume_attachment get_connector` on
+    its host, `nova-manage volume_attachment refresh`, start it.
+    """
+    host = hosts.by_name(cloud.host_of(server_id))
+    if cloud.server(server_id)['status'] != 'SHUTOFF':
+        cloud.action(server_id, {'os-stop': None})
+        cloud.wait_server(server_id, ('SHUTOFF',))
+    # Its standard output only: nova-manage warns on standard error.
+    connector = subprocess.run(host.namespaced(
+        venv.bin('nova-manage'), '--config-file',
+        services.conf('nova', f'compute-{host.key}.conf'),
+        'volume_attachment', 'get_connector', '--json'), check=True, text=True,
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL).stdout
+    path = layout.directory() / f'connector-{host.name}.json'
+    path.write_text(connector)
+    process.run([venv.bin('nova-manage'), '--config-file',
+                 services.conf('nova', 'nova.conf'), 'volume_attachment',
+                 'refresh', server_id, volume_id, path])
+    cloud.action(server_id, {'os-start': None})
+    cloud.wait_server(server_id)
+    return [f'openstack server stop {server_id}',
+            f'nova-manage volume_attachment get_connector --json (on '
+            f'{host.name})',
+            f'nova-manage volume_attachment refresh {server_id} {volume_id} '
+            'CONNECTOR_FILE', f'openstack server start {server_id}']
+
+
+def settle_or_clean(cloud, server_ids, volume_ids, rounds=3):
+    """settle(); while something is left, clean() and settle() again.
+    The state, and the commands cleaning took.
+    """
+    facts, problems = settle(cloud, server_ids, volume_ids)
+    cleaned = []
+    for _ in range(rounds):
+        if not problems:
+            break
+        say(f'left: {"; ".join(problems)}')
+        done = clean(cloud, server_ids, volume_ids)
+        say(f'cleaned with: {"; ".join(done) or "nothing to run"}')
+        cleaned += done
+        facts, problems = settle(cloud, server_ids, volume_ids,
+                                 timeout=20)
+    return facts, cleaned
+
+
+def record(scenario, name, injected, server_ids, volume_ids, started,
+           cleaned=()):
+    facts, problems = state(scenario.cloud, server_ids, volume_ids)
+    entry = {'fault': name, 'injected': injected,
+             'seconds': round(time.monotonic() - started, 1),
+             'left': facts, 'problems': problems,
+             'cleaned_by': list(cleaned)}
+    scenario.report['faults'].append(entry)
+    check(not problems, '; '.join(problems))
+    return entry
+
+
+def read_only_views(scenario, server_ids):
+    """The scenario's checks of every attachment of the ACTIVE servers."""
+    active = [server_id for server_id in server_ids
+              if scenario.cloud.server(server_id)['status'] == 'ACTIVE']
+    if active:
+        scenario.views(active)
+    return active
+
+
+# (a)
+def cinder_volume_killed(scenario):
+    cloud = scenario.cloud
+    root = scenario.new_volume('fault-a-root', image=cloud.image())
+    region = scenario.slot_region(root)
+    volume_service = services.by_name('cinder-volume')
+    bdm = [{'boot_index': 0, 'uuid': root, 'source_type': 'volume',
+            'destination_type': 'volume', 'attach_mode': 'ro'}]
+    started = time.monotonic()
+    reply = cloud.create_servers('fault-a', bdm, count=4)
+    pid = volume_service.signal(signal.SIGKILL)
+    injected = (f'cinder-volume (PID {pid}) killed with SIGKILL right after '
+                'the 202 of a multi-create of 4 from one ro multiattach '
+                'volume; started again 10 s later')
+    say(injected)
+    server_ids = cloud.reserved(reply)
+    time.sleep(10)
+    services.start(volume_service, timeout=180, admin=cloud.admin)
+    _, cleaned = settle_or_clean(cloud, server_ids, [root])
+    for server_id in server_ids:
+        scenario.expect(server_id, root, 'ro', region)
+    active = read_only_views(scenario, server_ids)
+    entry = record(scenario, 'cinder-volume killed during a multi-create',
+                   injected, server_ids, [root], started, cleaned)
+    remove(scenario, server_ids, [root])
+    return (f'{len(active)} of 4 ACTIVE, '
+            f'{4 - len(active)} in ERROR with a fault; nothing left '
+            f'({entry["seconds"]}s)')
+
+
+# (b)
+def nova_compute_killed(scenario):
+    cloud = scenario.cloud
+    server_id = scenario.servers[2]
+    host = hosts.by_name(cloud.host_of(server_id))
+    compute = services.compute(host)
+    volume = scenario.new_volume('fault-b')
+    region = scenario.slot_region(volume)
+    started = time.monotonic()
+    cloud.member.call(
+        'POST', 'nova-api', f'/servers/{server_id}/os-volume_attachments',
+        {'volumeAttachment': {'volumeId': volume, 'attach_mode': 'ro'}},
+        microversion='2.105', expect=202)
+    # Killed once the attach reached nova-compute, while it works on it
+    # if it is quick enough.
+    api.wait('the attach reaching nova-compute', lambda: 'compute_' in (
+        latest_action(cloud, server_id)[0] or ''), 60, interval=0.05)
+    action, unfinished = latest_action(cloud, server_id)
+    pid = compute.signal(signal.SIGKILL)
+    injected = (f'nova-compute of {host.name} (PID {pid}) killed with '
+                f'SIGKILL during an ro attach accepted with 202 (instance '
+                f'action then: {action}; unfinished: {unfinished or "none"});'
+                ' started again 5 s later')
+    say(injected)
+    time.sleep(5)
+    services.start(compute, timeout=180, admin=cloud.admin)
+    facts, cleaned = settle_or_clean(cloud, [server_id], [volume])
+    if facts['volumes'][volume]['attachments']:
+        scenario.expect(server_id, volume, 'ro', region)
+        outcome = ('attached ro' if cleaned else
+                   'attached ro once nova-compute was back')
+    else:
+        outcome = 'not attached, nothing left'
+    read_only_views(scenario, [server_id])
+    record(scenario, 'nova-compute killed during an ro attach accepted with '
+           '202', injected, [server_id], [volume], started, cleaned)
+    return (f'{outcome}' + (f' after {"; ".join(cleaned)}' if cleaned
+                            else '') + f'; {host.name} up again')
+
+
+# (c)
+def rabbitmq_restarted(scenario):
+    cloud = scenario.cloud
+    server_id = scenario.servers[3]
+    source = cloud.host_of(server_id)
+    destination = scenario.other_host(server_id)
+    started = time.monotonic()
+    cloud.action(server_id, {'os-migrateLive': {
+        'host': destination, 'block_migration': 'auto'}}, admin=True)
+    api.wait('the live migration running', lambda: migration_status(
+        cloud, server_id) in ('running', 'completed', 'error', 'failed'),
+        120, interval=0.2)
+    status = migration_status(cloud, server_id)
+    check(status == 'running', f'the live migration was {status} before '
+          'RabbitMQ was restarted')
+    restart_rabbitmq()
+    injected = (f'RabbitMQ restarted (rabbitmqctl stop_app; start_app) '
+                f'while the live migration {source} -> {destination} of an '
+                f'ro server was {status}')
+    say(injected)
+    wait_services_up(cloud)
+    volumes = scenario_volumes(scenario, server_id)
+    _, cleaned = settle_or_clean(cloud, [server_id], volumes)
+    read_only_views(scenario, [server_id])
+    entry = record(scenario, 'RabbitMQ restarted during a live migration',
+                   injected, [server_id], volumes, started, cleaned)
+    host = entry['left']['servers'][server_id]['host']
+    return (f'server {entry["left"]["servers"][server_id]["status"]} on '
+            f'{host} (migration {migration_status(cloud, server_id)}), every '
+            'service back, its ro disks still read-only')
+
+
+def migration_status(cloud, server_id):
+    migrations = cloud.admin.get(
+        'nova-api', f'/os-migrations?instance_uuid={server_id}'
+        '&migration_type=live-migration', microversion='2.80')['migrations']
+    if not migrations:
+        return None
+    return max(migrations, key=lambda entry: entry['id'])['status']
+
+
+def restart_rabbitmq():
+    for action in ('stop_app', 'start_app'):
+        deploy.rabbitmqctl(action)
+
+
+def wait_services_up(cloud, timeout=300):
+    expected = {service.reports_as for service in services.all_services()
+                if service.reports_as}
+    api.wait('every service up again after RabbitMQ', lambda: expected <= (
+        services.reported_up(cloud.admin)), timeout, interval=5)
+
+
+def scenario_volumes(scenario, server_id):
+    return [attachment['volumeId']
+            for attachment in scenario.cloud.attachments(server_id)]
+
+
+def remove(scenario, server_ids, volume_ids):
+    """Delete what a fault run made; check its volumes come back free."""
+    cloud = scenario.cloud
+    for server_id in server_ids:
+        cloud.delete_server(server_id)
+        for key in [key for key in scenario.expected if key[0] == server_id]:
+            scenario.forget(*key)
+    cloud.wait_deleted(server_ids)
+    for volume_id in volume_ids:
+        cloud.wait_volume(volume_id, ('available',))
+
+
+FAULTS = (
+    ('fault: cinder-volume killed during a multi-create of 4 from one ro '
+     'multiattach volume', cinder_volume_killed),
+    ('fault: nova-compute killed during an ro attach accepted with 202',
+     nova_compute_killed),
+    ('fault: RabbitMQ restarted during a live migration',
+     rabbitmq_restarted),
+)
