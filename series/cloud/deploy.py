@@ -48,9 +48,18 @@ def setup_host():
                 capture=False)
 
 
-def databases():
-    password = layout.password()
+def databases(new_cloud):
+    """The cloud's MariaDB user and databases and its RabbitMQ virtual
+    host. A new cloud (no password yet) first drops what a cloud whose
+    state directory is gone left behind (a machine copied while a cloud
+    was up, a removed checkout): Nova's cell mappings in those databases
+    hold that cloud's password, which no longer opens them.
+    """
     statements = []
+    if new_cloud:
+        statements += [f'DROP DATABASE IF EXISTS {name};'
+                       for name in layout.DATABASES]
+    password = layout.password()
     for host in ('localhost', layout.HOST):
         statements += [
             f"CREATE USER IF NOT EXISTS '{layout.DB_USER}'@'{host}' "
@@ -64,6 +73,9 @@ def databases():
                    'utf8mb4;' for name in layout.DATABASES]
     mariadb('\n'.join(statements))
     vhosts = rabbitmqctl('list_vhosts').stdout.split()
+    if new_cloud and layout.RABBIT_VHOST in vhosts:
+        rabbitmqctl('delete_vhost', layout.RABBIT_VHOST)
+        vhosts.remove(layout.RABBIT_VHOST)
     if layout.RABBIT_VHOST not in vhosts:
         rabbitmqctl('add_vhost', layout.RABBIT_VHOST)
     rabbitmqctl('set_permissions', '-p', layout.RABBIT_VHOST, 'guest',
@@ -292,6 +304,7 @@ def up():
                                  'libvirtd per compute host in namespaces '
                                  'of its own, and QEMU as its user')
     check_ports()
+    new_cloud = not layout.password_path().exists()
     say('checking the host (Debian packages, MariaDB, RabbitMQ)')
     setup_host()
     venv.ensure()
@@ -303,8 +316,9 @@ def up():
     storage.up()
     for pool in (*configs.CINDER_BACKENDS.values(), configs.IMAGES_POOL):
         storage.create_pool(pool)
-    databases()
+    databases(new_cloud)
     ceph.write_cli_wrapper(layout.directory() / 'bin')
+    hosts.make_mount_points()
     for host in hosts.HOSTS:
         hosts.prepare(host)
     configs.write_all()

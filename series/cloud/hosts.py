@@ -134,6 +134,16 @@ migration_host = "{address}"
 """
 
 
+def make_mount_points():
+    """libvirt's directories on the machine, which each host's own are
+    mounted over. Without systemd nothing makes /run/libvirt (a tmpfs
+    directory) at boot.
+    """
+    for system, _ in BIND_MOUNTS:
+        if system != '/etc/hosts':
+            Path(system).mkdir(parents=True, exist_ok=True)
+
+
 def prepare(host):
     """The host's directories and libvirt configuration."""
     compute_state().mkdir(parents=True, exist_ok=True)

@@ -51,13 +51,17 @@ def url(service, path=''):
     return f'http://{HOST}:{PORTS[service]}{path}'
 
 
+def password_path():
+    return directory() / 'password'
+
+
 def password():
     """The password of every user and of the database user, made at the
     first `up` and kept until `down`. Hexadecimal, so that no command
     line takes it for an option and no URL, SQL or ini file needs it
     quoted.
     """
-    path = directory() / 'password'
+    path = password_path()
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.touch(mode=0o600)

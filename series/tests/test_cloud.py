@@ -8,7 +8,9 @@ import contextlib
 import io
 import json
 from pathlib import Path
+import shutil
 import socket
+import subprocess
 import sys
 import tempfile
 import types
@@ -397,6 +399,52 @@ class PortsTest(RootTestCase):
                     deploy.check_ports()
         self.assertIn(f'libvirtd of elsewhere (127.0.0.2:{port})',
                       str(raised.exception))
+
+
+
+def mariadb_running():
+    return subprocess.run(
+        ['mariadb', '--protocol=socket', '-u', 'root', '-e', 'SELECT 1'],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0 \
+        if shutil.which('mariadb') else False
+
+
+@unittest.skipUnless(mariadb_running(), 'no MariaDB to talk to as root on '
+                     'its socket (CI starts one)')
+class DatabasesTest(RootTestCase):
+    """On the real MariaDB, under names of its own so that a cloud of
+    this checkout that is up is left alone.
+    """
+
+    def setUp(self):
+        super().setUp()
+        for patcher in (
+                mock.patch.object(layout, 'DATABASES', ('mae_selftest',)),
+                mock.patch.object(layout, 'DB_USER', 'mae_selftest'),
+                mock.patch.object(deploy, 'rabbitmqctl')):
+            patcher.start()
+            self.addCleanup(patcher.stop)
+        deploy.rabbitmqctl.return_value.stdout = '/\n'
+        self.addCleanup(deploy.mariadb, 'DROP DATABASE IF EXISTS mae_selftest;'
+                        "DROP USER IF EXISTS 'mae_selftest'@'localhost';"
+                        "DROP USER IF EXISTS 'mae_selftest'@'127.0.0.1';")
+        deploy.mariadb('CREATE DATABASE mae_selftest; '
+                       'CREATE TABLE mae_selftest.left_behind (id INT);')
+
+    def tables_as_the_cloud(self):
+        return subprocess.run(
+            ['mariadb', '-h', layout.HOST, '-u', layout.DB_USER,
+             f'-p{layout.password()}', '-N', '-e', 'SHOW TABLES',
+             'mae_selftest'], check=True, text=True,
+            stdout=subprocess.PIPE).stdout.split()
+
+    def test_a_new_cloud_drops_what_a_lost_cloud_left(self):
+        deploy.databases(new_cloud=True)
+        self.assertEqual([], self.tables_as_the_cloud())
+
+    def test_a_running_cloud_keeps_its_data(self):
+        deploy.databases(new_cloud=False)
+        self.assertEqual(['left_behind'], self.tables_as_the_cloud())
 
 
 def guest_line(boot, seq, disk='vdb', serial='vol-1', ro=1):

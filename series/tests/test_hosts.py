@@ -5,6 +5,7 @@ namespaces (it needs root, as the cloud does).
 
 import os
 from pathlib import Path
+import shutil
 import subprocess
 import tempfile
 import unittest
@@ -60,7 +61,13 @@ class PrepareTest(HostsTestCase):
 
 @unittest.skipUnless(os.geteuid() == 0, 'namespaces need root (the cloud '
                      'and CI run as root)')
+@unittest.skipUnless(shutil.which('libvirtd'), 'libvirt is not installed '
+                     '(tools/setup-test-host --cloud installs it)')
 class NamespaceTest(HostsTestCase):
+
+    def setUp(self):
+        super().setUp()
+        hosts.make_mount_points()
 
     def test_a_host_sees_its_own_directories_and_name(self):
         host = hosts.HOSTS[0]
