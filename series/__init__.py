@@ -23,6 +23,8 @@ test patches one attribute in one place and every module sees it.
   docs       sphinx-build -W of the patched docs and release notes
   contract   the contract suite on the release and on the patched tree
   spec       the nova-specs spec in specs/: title check, sphinx -W
+  manual     this repository's manual, doc/source: sphinx -W, pages
+             reachable, verbs named existing, the patch lists
   guest      the real cloud's guest image: a kernel and a busybox
              initramfs that report whether each disk takes writes
   ceph       the real cloud's Ceph in user space (one monitor, manager

@@ -15,6 +15,7 @@ from series import config
 from series import contract
 from series import demo
 from series import docs
+from series import manual
 from series import process
 from series import queue
 from series import spec
@@ -139,11 +140,14 @@ class Timings:
         self.parts.append((label, time.monotonic() - started))
         return result
 
-    def print(self):
+    def print(self, total):
+        """The breakdown as a table: minutes and share of the total."""
         process.say('')
-        process.say('time by part of CI:')
+        process.say(f'{"time by part of CI":<44} {"min":>6} {"share":>6}')
         for label, seconds in self.parts:
-            process.say(f'  {label:<44} {seconds / 60:6.1f} min')
+            process.say(f'{label:<44} {seconds / 60:6.1f} '
+                        f'{100 * seconds / total:5.0f}%')
+        process.say(f'{"total":<44} {total / 60:6.1f}')
 
 
 def ci(args):
@@ -175,6 +179,7 @@ def ci(args):
     results.append(timings.run('nova mypy', suites.typecheck, nova))
     results.append(timings.run('tools flake8', suites.lint_tools, nova))
     results.extend(timings.run('spec checks', spec.spec_checks, nova))
+    results.extend(timings.run('manual', manual.check, nova))
     cinder = projects['cinder']
     if queue.read_series(cinder):
         results.extend(timings.run('cinder tests', suites.test, cinder,
@@ -196,5 +201,6 @@ def ci(args):
     results.append(timings.run('devstack plugin tests', suites.tool_self_test,
                                'devstack/tests', 'devstack plugin tests',
                                top_level=None))
-    timings.print()
-    return suites.print_summary(results, started)
+    suites.print_table(results)
+    timings.print(time.monotonic() - started)
+    return suites.print_totals(results)

@@ -18,6 +18,9 @@ projects.toml. Everything this tool materialises lives under .work/.
   test    run the project's own tests (stestr) on the work tree in a
           virtualenv pinned by constraints/upper-constraints.txt
   lint    flake8 with the project's hacking checks on the changed files
+  manual  build this repository's manual (doc/source) with sphinx -W
+          and check that every page is reachable and every verb named
+          exists
   ci      everything CI runs; the last line is "N passed, N failed"
   demo    the main job: apply the series, install it and run the
           feature's scenario end to end on an in-process deployment
@@ -39,6 +42,7 @@ from series import config
 from series import contract
 from series import demo
 from series import docs
+from series import manual
 from series import process
 from series import queue
 from series import rebase
@@ -48,7 +52,7 @@ from series import suites
 def main(argv=None):
     parser = argparse.ArgumentParser(
         prog='tools/series', description=__doc__.split('\n\n')[0],
-        epilog='See README.rst for the workflow.')
+        epilog='See doc/source/contributors.rst for the workflow.')
     verbs = parser.add_subparsers(dest='verb', required=True)
 
     def verb(name, help, default='nova'):
@@ -99,6 +103,8 @@ def main(argv=None):
     sub = verb('docs', 'sphinx-build -W the patched docs')
     sub.add_argument('--only', action='append', default=[],
                      choices=[name for name, _, _ in docs.DOC_BUILDS])
+    verbs.add_parser('manual', help="build this repository's manual "
+                     '(doc/source) with sphinx -W and check it')
     verb('contract', 'the contract suite (contract/<project>/) on the '
          'release and on the patched tree')
     sub = verbs.add_parser('bench', help='run a benchmark from benchmarks/ '
@@ -138,6 +144,10 @@ def main(argv=None):
             return demo.demo(args)
         if args.verb == 'cloud':
             return cloud.main(args.action)
+        if args.verb == 'manual':
+            started = time.monotonic()
+            return suites.print_summary(
+                manual.check(config.get_project('nova')), started)
         if args.verb == 'status' and args.project is None:
             for project in config.load_projects().values():
                 process.say(queue.status(project))

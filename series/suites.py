@@ -277,7 +277,7 @@ def lint_tools(project):
     """flake8 on this repository's own Python, with the project's venv."""
     python = envs.ensure_venv(project)
     paths = ['tools/series', 'series', 'benchmarks', 'contract',
-             'demo', 'devstack/tests', 'specs']
+             'demo', 'devstack/tests', 'specs', 'doc']
     proc = process.run([python, '-m', 'flake8', *paths], cwd=config.ROOT,
                        check=False)
     result = SuiteResult(name='tools flake8', passed=int(proc.returncode == 0),
@@ -288,7 +288,8 @@ def lint_tools(project):
     return result
 
 
-def print_summary(suites, started):
+def print_table(suites):
+    """What ran: passed, failed and skipped per suite."""
     width = max([32] + [len(suite.name) for suite in suites])
     process.say('')
     process.say(f'{"what ran":<{width}} {"passed":>8} {"failed":>8} '
@@ -296,8 +297,17 @@ def print_summary(suites, started):
     for suite in suites:
         process.say(f'{suite.name:<{width}} {suite.passed:>8} '
                     f'{suite.failed:>8} {suite.skipped:>8}')
-    process.say(f'(total time {(time.monotonic() - started) / 60:.1f} min)')
+
+
+def print_totals(suites):
+    """The last line, "N passed, N failed"; 1 if any failed."""
     passed = sum(s.passed for s in suites)
     failed = sum(s.failed for s in suites)
     process.say(f'{passed} passed, {failed} failed')
     return 1 if failed else 0
+
+
+def print_summary(suites, started):
+    print_table(suites)
+    process.say(f'(total time {(time.monotonic() - started) / 60:.1f} min)')
+    return print_totals(suites)

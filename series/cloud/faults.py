@@ -144,9 +144,9 @@ def settle(cloud, server_ids, volume_ids, timeout=SETTLE_SECONDS):
 
 
 def clean(cloud, server_ids, volume_ids):
-    """What an operator does with what is left, as the README documents
-    it: a Cinder attachment with no server or BDM behind it is deleted
-    (`cinder attachment-delete`); a server's volume whose attachment is
+    """What an operator does with what is left, as doc/source/cloud.rst
+    documents it: a Cinder attachment with no server or BDM behind it is
+    deleted (`cinder attachment-delete`); a server's volume whose attachment is
     missing or stuck, which Nova will not detach, gets a new attachment
     with `nova-manage volume_attachment refresh` on the stopped server,
     which is then started. The commands run, as text.

@@ -375,7 +375,7 @@ class Scenario:
         before = views.pool_of(self.cloud.rbd_image(volume_id))
         # Paused while QEMU copies the disk: QEMU 7.2 aborts on a guest
         # write to a read-only disk during a block mirror (the guest's
-        # write below its kernel is one; see the README).
+        # write below its kernel is one; see doc/source/cloud.rst).
         self.cloud.action(server_id, {'pause': None})
         self.cloud.wait_server(server_id, ('PAUSED',))
         self.cloud.retype(volume_id, deploy.OTHER_POOL_TYPE)

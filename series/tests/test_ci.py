@@ -92,3 +92,17 @@ class RealCloudTest(base.SeriesTestCase):
         self.assertEqual((0, 2), (results[0].passed, results[0].failed))
         self.assertEqual("cloud scenario: 'steps'; cloud down: MariaDB is "
                          "down", results[0].error)
+
+
+class TimingsTest(base.SeriesTestCase):
+
+    def test_the_breakdown_is_a_table_with_shares_and_a_total(self):
+        timings = ci.Timings()
+        timings.parts = [('nova tests', 1800.0), ('real cloud', 600.0)]
+        with mock.patch.object(ci.process, 'say') as say:
+            timings.print(2400.0)
+        lines = [call.args[0] for call in say.call_args_list]
+        self.assertEqual(['', f'{"time by part of CI":<44}    min  share',
+                          f'{"nova tests":<44}   30.0    75%',
+                          f'{"real cloud":<44}   10.0    25%',
+                          f'{"total":<44}   40.0'], lines)

@@ -401,7 +401,6 @@ class PortsTest(RootTestCase):
                       str(raised.exception))
 
 
-
 def mariadb_running():
     return subprocess.run(
         ['mariadb', '--protocol=socket', '-u', 'root', '-e', 'SELECT 1'],
