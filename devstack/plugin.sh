@@ -91,6 +91,8 @@ if [[ $1 == stack ]]; then
             if is_service_enabled tempest; then
                 iniset "$TEMPEST_CONFIG" compute-feature-enabled \
                     volume_multiattach True
+                iniset "$TEMPEST_CONFIG" compute-feature-enabled \
+                    volume_attach_read_only True
                 iniset "$TEMPEST_CONFIG" compute max_microversion 2.105
             fi
             ;;

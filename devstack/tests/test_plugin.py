@@ -197,6 +197,8 @@ class DevstackPluginTest(unittest.TestCase):
         self.assertEqual(
             ['/etc/tempest/tempest.conf compute-feature-enabled '
              'volume_multiattach True',
+             '/etc/tempest/tempest.conf compute-feature-enabled '
+             'volume_attach_read_only True',
              '/etc/tempest/tempest.conf compute max_microversion 2.105'],
             self.iniset_log.read_text().splitlines())
 

@@ -72,6 +72,7 @@ min_compute_nodes = {len(hosts.HOSTS)}
 
 [compute-feature-enabled]
 volume_multiattach = true
+volume_attach_read_only = true
 console_output = true
 resize = true
 cold_migration = true
