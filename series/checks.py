@@ -17,14 +17,33 @@ REFERENCE_TRAILER = re.compile(
     r'Blueprint: \S+|(Closes|Partial|Related)-Bug: #?\d+)$', re.M)
 CHANGE_ID = re.compile(r'^Change-Id: (I[0-9a-f]{40})$', re.M)
 TRAILER = re.compile(r'^(Change-Id|Signed-off-by|Generated-By|Assisted-By|'
-                     r'(Partially-)?Implements|Blueprint|'
+                     r'(Partially-)?Implements|Blueprint|Depends-On|'
                      r'(Closes|Partial|Related)-Bug): ')
+BLUEPRINT_TRAILER = re.compile(r'^((Partially-)?Implements|Blueprint): ',
+                               re.M)
+# Where the blueprint is another project's (the clients, tempest), their
+# Launchpad hooks cannot resolve a trailer: the text names it instead.
+BLUEPRINT_IN_TEXT = re.compile(r'\bNova blueprint [\w-]+')
+DEPENDS_ON = re.compile(r'^Depends-On: (.*)$', re.M)
+# Zuul reads a review URL. Until the change depended on is on Gerrit, the
+# trailer names its Change-Id in a Gerrit query URL, which Zuul ignores:
+# `check --upstream` refuses it.
+DEPENDS_ON_REVIEW = re.compile(
+    r'^https://review\.opendev\.org/c/openstack/[\w.-]+/\+/\d+$')
+DEPENDS_ON_PLACEHOLDER = re.compile(
+    r'^https://review\.opendev\.org/q/(I[0-9a-f]{40})$')
 # Upstream reviewers ask for subjects of at most 60 characters.
 MAX_SUBJECT = 60
 
 
-def lint_message(name, message):
-    """Return the ways a patch's commit message breaks Nova's rules."""
+def lint_message(name, message, blueprint_trailer=True, upstream=False):
+    """Return the ways a patch's commit message breaks Nova's rules.
+
+    blueprint_trailer: the project's Launchpad resolves the blueprint
+    (Nova); otherwise the text names the Nova blueprint and no trailer
+    does. upstream: about to be pushed, so every Depends-On must be a
+    review URL.
+    """
     problems = []
     lines = message.splitlines()
     subject = lines[0] if lines else ''
@@ -50,9 +69,26 @@ def lint_message(name, message):
     if len(ids) != 1:
         problems.append(f'needs exactly one Change-Id: I<40 hex> trailer, '
                         f'has {len(ids)}')
-    if not REFERENCE_TRAILER.search(message):
+    if not blueprint_trailer:
+        if BLUEPRINT_TRAILER.search(message):
+            problems.append('a blueprint trailer this project cannot '
+                            'resolve: name the Nova blueprint in the text')
+        if not BLUEPRINT_IN_TEXT.search(message):
+            problems.append('the text does not name the Nova blueprint '
+                            '("Nova blueprint <name>")')
+    elif not REFERENCE_TRAILER.search(message):
         problems.append('no blueprint or bug trailer (Implements:, '
                         'Partially-Implements:, Closes-Bug:, ...)')
+    for target in DEPENDS_ON.findall(message):
+        placeholder = DEPENDS_ON_PLACEHOLDER.match(target)
+        if placeholder and upstream:
+            problems.append(f'Depends-On names {placeholder.group(1)}: '
+                            'replace it by the review URL of that change '
+                            '(https://review.opendev.org/c/openstack/'
+                            '<project>/+/<number>)')
+        elif not placeholder and not DEPENDS_ON_REVIEW.match(target):
+            problems.append(f'Depends-On {target!r} is neither a review URL '
+                            'nor https://review.opendev.org/q/<Change-Id>')
     if not re.search(r'^Signed-off-by: .+ <.+>$', message, re.M):
         problems.append('no Signed-off-by: trailer (DCO)')
     stray = [line for paragraph in message.rstrip().split('\n\n')[1:-1]
@@ -72,7 +108,7 @@ def commit_message_of_patch(data):
     return subject + ('\n\n' + body.rstrip('\n') if body.strip() else '')
 
 
-def check_series_files(project):
+def check_series_files(project, upstream=False):
     problems = []
     names = queue.read_series(project)
     seen = set()
@@ -91,7 +127,9 @@ def check_series_files(project):
         if not path.exists():
             continue
         message = commit_message_of_patch(path.read_text(errors='replace'))
-        problems.extend(lint_message(name, message))
+        problems.extend(lint_message(
+            name, message, blueprint_trailer=project.blueprint_trailer,
+            upstream=upstream))
         for change_id in CHANGE_ID.findall(message):
             if change_id in ids:
                 problems.append(f'{name}: Change-Id {change_id} is also in '
@@ -176,8 +214,8 @@ def check_applies(project, quilt=False):
     return problems
 
 
-def check(project, quilt=False):
-    problems = check_series_files(project)
+def check(project, quilt=False, upstream=False):
+    problems = check_series_files(project, upstream)
     if (project.tree / '.git').exists():
         problems.extend(queue.unexported(project))
     problems.extend(check_applies(project, quilt))

@@ -68,6 +68,9 @@ def main(argv=None):
                'apply')
     sub.add_argument('--quilt', action='store_true',
                      help='also apply the series with quilt push -a')
+    sub.add_argument('--upstream', action='store_true',
+                     help='about to push: every Depends-On must be a '
+                     'review URL, not a Change-Id placeholder')
     sub = verb('rpm-patches', 'print the series as RPM spec Patch lines')
     sub.add_argument('--start', type=int, default=1, metavar='N',
                      help='number the first patch N, after the spec '
@@ -161,7 +164,7 @@ def main(argv=None):
             for line in queue.rpm_patch_lines(project, args.start):
                 print(line)
         elif args.verb == 'check':
-            problems = checks.check(project, args.quilt)
+            problems = checks.check(project, args.quilt, args.upstream)
             for problem in problems:
                 process.say(f'{project.name}: {problem}')
             if problems:

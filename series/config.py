@@ -40,6 +40,9 @@ class Project:
     series_requirements: tuple = ()
     # Style checks besides flake8, each a command of the test virtualenv.
     lint_commands: tuple = ()
+    # Whether the project's Launchpad resolves a blueprint trailer; if not,
+    # the commit messages name the Nova blueprint in their text.
+    blueprint_trailer: bool = True
 
     def __post_init__(self):
         self.package = self.package or self.name

@@ -191,6 +191,46 @@ class LintMessageTest(unittest.TestCase):
                           "volume-multiattach-enhancements'"],
                          checks.lint_message('p', message))
 
+    def test_depends_on_placeholder_until_upstream(self):
+        change_id = 'I' + 'b' * 40
+        message = self.GOOD.replace(
+            'Partially-Implements:',
+            f'Depends-On: https://review.opendev.org/q/{change_id}\n'
+            'Partially-Implements:')
+        self.assertEqual([], checks.lint_message('p', message))
+        self.assertEqual(
+            [f'p: Depends-On names {change_id}: replace it by the review '
+             'URL of that change (https://review.opendev.org/c/openstack/'
+             '<project>/+/<number>)'],
+            checks.lint_message('p', message, upstream=True))
+        review = message.replace(
+            f'q/{change_id}', 'c/openstack/cinder/+/912345')
+        self.assertEqual([], checks.lint_message('p', review, upstream=True))
+
+    def test_depends_on_neither_url_nor_placeholder(self):
+        message = self.GOOD.replace(
+            'Partially-Implements:',
+            'Depends-On: I' + 'b' * 40 + '\nPartially-Implements:')
+        self.assertEqual(
+            ["p: Depends-On 'I" + 'b' * 40 + "' is neither a review URL nor "
+             "https://review.opendev.org/q/<Change-Id>"],
+            checks.lint_message('p', message))
+
+    def test_blueprint_of_another_project_named_in_the_text(self):
+        self.assertEqual(
+            ['p: a blueprint trailer this project cannot resolve: name the '
+             'Nova blueprint in the text',
+             'p: the text does not name the Nova blueprint ("Nova blueprint '
+             '<name>")'],
+            checks.lint_message('p', self.GOOD, blueprint_trailer=False))
+        message = self.GOOD.replace(
+            'Why it matters.\n\nPartially-Implements: blueprint '
+            'volume-multiattach-enhancements\n',
+            'Why it matters.\n\nPart of Nova blueprint '
+            'volume-multiattach-enhancements.\n\n')
+        self.assertEqual([], checks.lint_message(
+            'p', message, blueprint_trailer=False))
+
     def test_fixup_and_non_ascii(self):
         message = 'fixup! ' + self.GOOD.replace('Why', 'Why \u2014')
         problems = checks.lint_message('p', message)
