@@ -11,7 +11,7 @@ trailing spaces.
 This module applies the same rules to the specs under specs/2027.1/,
 against the titles recorded from the nova-specs template in
 specs/template-titles.json (record_template_titles.py writes it), and is
-stricter on four points:
+stricter on five points:
 
 * the sections, and the template's subsections of each section, must come
   in the template's order (nova-specs does not check the order);
@@ -19,7 +19,9 @@ stricter on four points:
   (nova-specs lets those through), and no line may end in any whitespace;
 * docutils must parse the spec without a warning or an error;
 * the spec names its blueprint URL, which matches its file name, and the
-  Change-Ids it lists are exactly those of the patch series in patches/.
+  Change-Ids it lists are exactly those of the patch series in patches/;
+* a spec has at most MAX_SPEC_LINES lines: what nova-specs reviewers read,
+  with implementation mechanics left to the commit messages.
 
 Run from the repository root with the Python of Nova's virtualenv (it has
 docutils; nothing else beyond the standard library is used):
@@ -52,6 +54,7 @@ PATCHES_DIR = os.path.join(ROOT, 'patches')
 OPTIONAL_SECTIONS = ('History',)
 OPTIONAL_SUBSECTIONS = ('Feature Liaison',)
 MAX_LINE_LENGTH = 79
+MAX_SPEC_LINES = 700
 
 BLUEPRINT_URL = 'https://blueprints.launchpad.net/nova/+spec/'
 CHANGE_ID = re.compile(r'\bI[0-9a-f]{40}\b')
@@ -274,6 +277,14 @@ class TestSpecs(unittest.TestCase):
             with self.subTest(spec=path):
                 self.assertEqual([], line_problems(raw),
                                  'while checking %s' % path)
+
+    def test_length(self):
+        for path in self.specs:
+            with open(path, encoding='utf-8') as f:
+                count = len(f.read().splitlines())
+            with self.subTest(spec=path):
+                self.assertLessEqual(count, MAX_SPEC_LINES,
+                                     '%s has %d lines' % (path, count))
 
     def test_valid_rst(self):
         for path in self.specs:
