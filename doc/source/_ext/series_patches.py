@@ -4,9 +4,9 @@ in series order, read at build time, so that the list cannot go stale.
     .. series-patches:: nova
 """
 
+from docutils import nodes
 from docutils.parsers.rst import Directive
 from docutils.statemachine import StringList
-from docutils import nodes
 
 from series import manual
 
