@@ -32,7 +32,8 @@ test patches one attribute in one place and every module sees it.
   demo       the main job: the demo scenario, by hand or end to end
   cloud      the real cloud, a package: venv, layout (paths, ports,
              users), configs, services (processes by PID), api (REST
-             client), deploy (up, down, status), scenario, tempest, cli
+             client), deploy (up, down, status), scenario, tempest,
+             sdk_functional (openstacksdk's functional tests), cli
   ci         everything CI runs, including a standalone clone
   cli        the command line (argparse) and its verbs
 

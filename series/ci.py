@@ -121,6 +121,12 @@ def real_cloud():
             name='real cloud tempest', passed=tempest['passed'],
             failed=tempest['failed'], skipped=tempest['skipped'],
             error=', '.join(tempest['failures'])))
+    sdk = report.get('openstacksdk')
+    if sdk:
+        results.append(suites.SuiteResult(
+            name='real cloud openstacksdk functional', passed=sdk['passed'],
+            failed=sdk['failed'], skipped=sdk['skipped'],
+            error=', '.join(sdk['failures'])))
     process.say(f'real cloud: scenario and down in '
                 f'{time.monotonic() - started:.0f}s')
     return results

@@ -18,6 +18,7 @@ from series.cloud import deploy
 from series.cloud import faults
 from series.cloud import hosts
 from series.cloud import layout
+from series.cloud import sdk_functional
 from series.cloud import services
 from series.cloud import tempest
 from series.cloud import views
@@ -62,7 +63,7 @@ class Scenario:
                                   'address': host.address}
                       for host in hosts.HOSTS},
             'servers': {}, 'attachments': [], 'steps': [], 'volumes': {},
-            'faults': [], 'tempest': None}
+            'faults': [], 'tempest': None, 'openstacksdk': None}
         self.servers = []
         self.volumes = {}
         # (server, volume) -> True when the disk must be read-only.
@@ -565,6 +566,9 @@ class Scenario:
         self.step(len(steps) + len(faults.FAULTS) + 1, 'upstream tempest: '
                   'volume attach, multiattach, live and cold migration',
                   self.tempest)
+        self.step(len(steps) + len(faults.FAULTS) + 2, 'upstream '
+                  "openstacksdk: functional tests of volume attachments",
+                  self.sdk_functional)
         return self.report
 
     def tempest(self):
@@ -575,6 +579,17 @@ class Scenario:
               f'{", ".join(results["failures"])}')
         return (f'tempest: {results["passed"]} passed, {results["failed"]} '
                 f'failed, {results["skipped"]} skipped')
+
+    def sdk_functional(self):
+        results = sdk_functional.run()
+        self.report['openstacksdk'] = results
+        check(results['passed'] and not results['failed'] and
+              not results['skipped'],
+              f'openstacksdk: {results["failed"]} failed, '
+              f'{results["skipped"]} skipped: '
+              f'{", ".join(results["failures"] + list(results["skips"]))}')
+        return (f'openstacksdk: {results["passed"]} passed, '
+                f'{results["failed"]} failed, {results["skipped"]} skipped')
 
 
 def print_report(report):
@@ -601,6 +616,11 @@ def print_report(report):
             process.say(f'  FAILED  {test}')
         for test, reason in sorted(tempest['skips'].items()):
             process.say(f'  SKIPPED {test}: {reason}')
+    sdk = report.get('openstacksdk')
+    if sdk:
+        process.say(f'openstacksdk functional: {sdk["passed"]} passed, '
+                    f'{sdk["failed"]} failed, {sdk["skipped"]} skipped in '
+                    f'{sdk["seconds"]}s')
 
 
 def run():

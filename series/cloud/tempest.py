@@ -144,7 +144,14 @@ def run(session):
             if re.search(r'\.\.\. (FAILED|ok|SKIPPED)', line):
                 process.say('  ' + line.strip()[:160])
         proc.wait()
-    results = suites.read_subunit_results(python, project.tree)
+    return summary(suites.read_subunit_results(python, project.tree), skips,
+                   started)
+
+
+def summary(results, skips, started):
+    """The counts, failures and skips (with their reasons, from `skips`)
+    of stestr's {test id: status}, and the seconds since `started`.
+    """
     counts = {'passed': 0, 'failed': 0, 'skipped': 0}
     failures = []
     for test_id, status in sorted(results.items()):

@@ -83,6 +83,18 @@ class RealCloudTest(base.SeriesTestCase):
                          (tempest_result.passed, tempest_result.failed,
                           tempest_result.skipped, tempest_result.error))
 
+    def test_the_openstacksdk_functional_tests_as_a_third_result(self):
+        report = {'steps': [{'step': 1, 'passed': True, 'detail': ''}],
+                  'tempest': {'passed': 3, 'failed': 0, 'skipped': 0,
+                              'failures': []},
+                  'openstacksdk': {'passed': 2, 'failed': 1, 'skipped': 0,
+                                   'failures': ['t.test_b']}}
+        results = self.run_real_cloud(lambda: report, mock.Mock())
+        self.assertEqual(
+            ('real cloud openstacksdk functional', 2, 1, 't.test_b'),
+            (results[2].name, results[2].passed, results[2].failed,
+             results[2].error))
+
     def test_any_failure_is_a_failed_result_and_down_still_runs(self):
         down = mock.Mock(side_effect=config.SeriesError('MariaDB is down'))
         results = self.run_real_cloud(

@@ -8,6 +8,7 @@ import contextlib
 import io
 import json
 from pathlib import Path
+import re
 import shutil
 import socket
 import subprocess
@@ -22,6 +23,7 @@ from series.cloud import deploy
 from series.cloud import hosts
 from series.cloud import layout
 from series.cloud import scenario
+from series.cloud import sdk_functional
 from series.cloud import services
 from series.cloud import tempest
 from series.cloud import views
@@ -351,6 +353,22 @@ class TempestTest(unittest.TestCase):
     def test_other_lines(self):
         self.assertIsNone(tempest.skipped(
             '{0} tempest.api.x.Test.test_y [1.2s] ... ok'))
+
+
+class SdkFunctionalTest(RootTestCase):
+
+    def test_every_cloud_it_names_is_in_the_clouds_yaml(self):
+        path = deploy.clouds_yaml()
+        env = sdk_functional.environment(path)
+        self.assertEqual(str(path), env['OS_CLIENT_CONFIG_FILE'])
+        clouds = re.findall(r'^  (\S+):$', path.read_text(), re.M)
+        named = {value for key, value in env.items()
+                 if key == 'OS_CLOUD' or key.endswith('_CLOUD') or
+                 key.endswith('_CLOUD_ALT')}
+        self.assertEqual({'mae', 'mae-admin'}, named)
+        self.assertLessEqual(named, set(clouds))
+        self.assertIn(env['OPENSTACKSDK_FLAVOR'],
+                      [name for name, _ in deploy.FLAVORS])
 
 
 class PortsTest(RootTestCase):
