@@ -228,6 +228,15 @@ live_migration_inbound_addr = {host.address}
 # shared and copies nothing over SSH: the servers have no disk files (the
 # disks are RBD volumes and RBD images).
 
+[workarounds]
+# Nova takes RBD disks for shared storage and then leaves the instance
+# directory behind when an evacuated server's host comes back or a resize
+# is reverted (bugs 1414895 and 1761062); here each host's directory is
+# its own, so a later live migration back to that host would fail with
+# DestinationDiskExists. Nova's own workaround for that, safe because the
+# instances path is not shared between the hosts.
+ensure_libvirt_rbd_instance_dir_cleanup = true
+
 {nova_clients(conf)}"""
 
 

@@ -157,6 +157,11 @@ class ConfigsTest(RootTestCase):
                              nova['cinder']['catalog_info'])
         nova = self.parse('nova', 'nova.conf')
         self.assertEqual(configs.CONTROL_HOST, nova['DEFAULT']['host'])
+        for name in ('compute-a.conf', 'compute-b.conf'):
+            compute = self.parse('nova', name)
+            # Each host's instances path is its own, its disks on RBD.
+            self.assertEqual('true', compute['workarounds'][
+                'ensure_libvirt_rbd_instance_dir_cleanup'])
         self.assertIn('/mae_nova_api', nova['api_database']['connection'])
 
     def test_each_compute_host_its_name_and_migration_address(self):
