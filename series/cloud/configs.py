@@ -269,6 +269,9 @@ enabled_backends = {','.join(CINDER_BACKENDS)}
 glance_api_servers = {layout.url('glance-api')}
 image_conversion_dir = {state / 'conversion'}
 osapi_volume_workers = 1
+# The scenario keeps about ten volumes in its project, Cinder's default
+# quota; openstacksdk's functional tests then create theirs there too.
+quota_volumes = 50
 # The filters users may list by (name, status...): without the file,
 # Cinder refuses every filter of a non-admin caller, `openstack server add
 # volume SERVER VOLUME-NAME` included, and Nova's check for dangling

@@ -18,12 +18,19 @@ from series import queue
 from series import suites
 
 TESTS = r'^openstack\.tests\.functional\.compute\.v2\.test_volume_attachment\.'
+# As its tox functional environment with OPENSTACKSDK_TESTS_SUBDIR: the
+# discovery imports only the compute tests (the examples connect to a
+# cloud named devstack-admin at import time).
+TEST_PATH = './openstack/tests/functional/compute/v2'
 FLAVOR = deploy.FLAVORS[0][0]
 
 
 def environment(clouds_yaml):
-    """The variables that point the SDK's functional tests at the cloud."""
+    """The variables that point the SDK's functional tests at the cloud,
+    with the per-test timeout of its tox functional environment.
+    """
     return {'OS_CLIENT_CONFIG_FILE': str(clouds_yaml),
+            'OS_TEST_TIMEOUT': '600',
             'OS_CLOUD': 'mae-admin',
             'OPENSTACKSDK_DEMO_CLOUD': 'mae',
             'OPENSTACKSDK_DEMO_CLOUD_ALT': 'mae',
@@ -48,8 +55,8 @@ def run():
     skips = {}
     with open(log, 'w') as out:
         proc = subprocess.Popen(
-            [str(python), '-m', 'stestr', '--test-path',
-             './openstack/tests/functional', 'run', '--concurrency', '1',
+            [str(python), '-m', 'stestr', '--test-path', TEST_PATH,
+             'run', '--concurrency', '1',
              TESTS], cwd=project.tree, env=env, stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT, text=True)
         for line in proc.stdout:

@@ -239,6 +239,10 @@ class ConfigsTest(RootTestCase):
                              uwsgi['uwsgi']['http-socket'])
             self.assertEqual('1', uwsgi['uwsgi']['processes'])
 
+    def test_cinder_quota_leaves_room_after_the_scenario(self):
+        cinder = self.parse('cinder', 'cinder.conf')
+        self.assertGreaterEqual(int(cinder['DEFAULT']['quota_volumes']), 20)
+
     def test_password_is_kept_and_private(self):
         password = layout.password()
         self.assertEqual(password, layout.password())
