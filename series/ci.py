@@ -11,6 +11,7 @@ import traceback
 from series import checks
 from series.cloud import deploy
 from series.cloud import scenario
+from series.cloud import upgrade
 from series import config
 from series import contract
 from series import demo
@@ -89,9 +90,11 @@ def standalone_clone(projects):
 
 
 def real_cloud():
-    """`cloud scenario` then `cloud down`: its steps and the tempest
-    tests it ran, as two results. Whatever goes wrong, down runs and CI
-    goes on to its summary with the failure in it.
+    """`cloud scenario`, `cloud down`, `cloud upgrade` (a new cloud),
+    `cloud down`: the scenario's steps, the tempest and openstacksdk
+    tests it ran and the upgrade's phases, as results. Whatever goes
+    wrong, down runs and CI goes on to its summary with the failure in
+    it.
     """
     started = time.monotonic()
     errors = []
@@ -127,7 +130,17 @@ def real_cloud():
             name='real cloud openstacksdk functional', passed=sdk['passed'],
             failed=sdk['failed'], skipped=sdk['skipped'],
             error=', '.join(sdk['failures'])))
-    process.say(f'real cloud: scenario and down in '
+    errors = []
+    report = attempt('upgrade', upgrade.run) or {'steps': []}
+    attempt('down', deploy.down)
+    failed_phases = [f'phase {step["step"]}: {step["detail"]}'
+                     for step in report['steps'] if not step['passed']]
+    passed = len(report['steps']) - len(failed_phases)
+    results.append(suites.SuiteResult(
+        name='real cloud rolling upgrade', passed=passed,
+        failed=upgrade.PHASES - passed + len(errors),
+        error='; '.join(errors + failed_phases)))
+    process.say(f'real cloud: scenario, upgrade and down in '
                 f'{time.monotonic() - started:.0f}s')
     return results
 
@@ -201,7 +214,7 @@ def ci(args):
             results.extend(timings.run(f'{name} tests', suites.test,
                                        project))
             results.append(timings.run(f'{name} lint', suites.lint, project))
-    results.extend(timings.run('real cloud: scenario, tempest, down',
+    results.extend(timings.run('real cloud: scenario, upgrade, down',
                                real_cloud))
     # The devstack plugin's tests are not a package: no top-level directory.
     results.append(timings.run('devstack plugin tests', suites.tool_self_test,

@@ -24,9 +24,11 @@ projects.toml. Everything this tool materialises lives under .work/.
   ci      everything CI runs; the last line is "N passed, N failed"
   demo    the main job: apply the series, install it and run the
           feature's scenario end to end on an in-process deployment
-  cloud   up|scenario|down|status: the patched releases as a real cloud
-          on this machine (separate services, libvirt with QEMU, Ceph),
-          and the feature checked there down to the guest
+  cloud   up|scenario|upgrade|down|status: the patched releases as a
+          real cloud on this machine (separate services, libvirt with
+          QEMU, Ceph), and the feature checked there down to the guest;
+          upgrade: from the pristine releases to the series with a
+          compute host left behind, and back
 
 Every verb takes the project name (default: nova; for status: all).
 """
@@ -132,8 +134,9 @@ def main(argv=None):
                      'commits not yet exported included')
     sub = verbs.add_parser('cloud', help='the patched releases as a real '
                            'cloud on this machine: cloud up|scenario|'
-                           'down|status')
-    sub.add_argument('action', choices=('up', 'scenario', 'down', 'status'))
+                           'upgrade|down|status')
+    sub.add_argument('action', choices=('up', 'scenario', 'upgrade', 'down',
+                                        'status'))
     args = parser.parse_args(argv)
 
     if args.verb == 'test' and args.project not in config.load_projects():

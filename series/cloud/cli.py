@@ -1,7 +1,8 @@
-"""tools/series cloud up|scenario|down|status."""
+"""tools/series cloud up|scenario|upgrade|down|status."""
 
 from series.cloud import deploy
 from series.cloud import scenario
+from series.cloud import upgrade
 
 
 def main(action):
@@ -13,4 +14,6 @@ def main(action):
         return deploy.print_status(deploy.status())
     elif action == 'scenario':
         return scenario.main()
+    elif action == 'upgrade':
+        return upgrade.main()
     return 0

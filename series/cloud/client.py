@@ -23,7 +23,10 @@ def check(condition, message):
 
 class Cloud:
 
-    def __init__(self):
+    def __init__(self, microversion=MICROVERSION):
+        # The compute API microversion of every call that names none:
+        # 2.104 on a cloud of the pristine releases.
+        self.microversion = microversion
         self.member = api.Session(layout.MEMBER, layout.PROJECT)
         self.member.authenticate()
         self.admin = deploy.admin_session()
@@ -87,16 +90,26 @@ class Cloud:
 
     # Servers
 
-    def create_servers(self, name, bdm, count=1, microversion=MICROVERSION,
-                       expect=202):
-        """POST /servers; the reply (ids looked up by reservation)."""
+    def create_servers(self, name, bdm, count=1, microversion=None,
+                       expect=202, host=None):
+        """POST /servers; the reply (ids looked up by reservation). With
+        `host`, on that compute host (2.74), asked for by the admin in the
+        member's project (the server is the project's all the same).
+        """
         body = {'server': {
             'name': f'{PREFIX}-{name}', 'flavorRef': self.flavor('mae.tiny'),
             'networks': 'none', 'min_count': count, 'max_count': count,
             'return_reservation_id': True,
             'block_device_mapping_v2': bdm}}
-        return self.member.call('POST', 'nova-api', '/servers', body,
-                                microversion=microversion, expect=expect)
+        if host:
+            body['server']['host'] = host
+        session = self.member
+        if host:
+            session = api.Session(layout.ADMIN, layout.PROJECT)
+            session.authenticate()
+        return session.call('POST', 'nova-api', '/servers', body,
+                            microversion=microversion or self.microversion,
+                            expect=expect)
 
     def reserved(self, reply):
         """The ids of the servers a create_servers() reply made."""
@@ -105,12 +118,12 @@ class Cloud:
 
     def servers(self, query=''):
         return self.admin.get('nova-api', f'/servers/detail?all_tenants=1'
-                              f'&{query}', microversion=MICROVERSION)[
+                              f'&{query}', microversion=self.microversion)[
                                   'servers']
 
     def server(self, server_id):
         return self.admin.get('nova-api', f'/servers/{server_id}',
-                              microversion=MICROVERSION)['server']
+                              microversion=self.microversion)['server']
 
     def host_of(self, server_id):
         return self.server(server_id)['OS-EXT-SRV-ATTR:host']
@@ -141,12 +154,13 @@ class Cloud:
             server['id'] in server_ids for server in self.servers()),
             timeout)
 
-    def action(self, server_id, body, microversion=MICROVERSION,
+    def action(self, server_id, body, microversion=None,
                expect=202, admin=False):
         session = self.admin if admin else self.member
         return session.call('POST', 'nova-api',
                             f'/servers/{server_id}/action', body,
-                            microversion=microversion, expect=expect)
+                            microversion=microversion or self.microversion,
+                            expect=expect)
 
     def console(self, server_id):
         return self.member.call(
@@ -155,23 +169,25 @@ class Cloud:
 
     # Volume attachments
 
-    def attachments(self, server_id, microversion=MICROVERSION):
+    def attachments(self, server_id, microversion=None):
         return self.member.get(
             'nova-api', f'/servers/{server_id}/os-volume_attachments',
-            microversion=microversion)['volumeAttachments']
+            microversion=microversion or self.microversion)[
+                'volumeAttachments']
 
     def attached(self, server_id, volume_id):
         return next((attachment for attachment in self.attachments(server_id)
                      if attachment['volumeId'] == volume_id), None)
 
     def attach(self, server_id, volume_id, mode=None,
-               microversion=MICROVERSION, expect=202):
+               microversion=None, expect=202):
         body = {'volumeId': volume_id}
         if mode:
             body['attach_mode'] = mode
         reply = self.member.call(
             'POST', 'nova-api', f'/servers/{server_id}/os-volume_attachments',
-            {'volumeAttachment': body}, microversion=microversion,
+            {'volumeAttachment': body},
+            microversion=microversion or self.microversion,
             expect=expect)
         if reply.status < 300:
             self.wait_attached(server_id, volume_id)
@@ -194,7 +210,7 @@ class Cloud:
         self.member.call(
             'DELETE', 'nova-api',
             f'/servers/{server_id}/os-volume_attachments/{volume_id}',
-            microversion=MICROVERSION, expect=202)
+            microversion=self.microversion, expect=202)
         api.wait(f'volume {volume_id} detached from {server_id}', lambda: (
             not self.attached(server_id, volume_id) and not any(
                 attachment['server_id'] == server_id for attachment in
@@ -227,7 +243,7 @@ class Cloud:
     def compute_service(self, host):
         services = self.admin.get(
             'nova-api', f'/os-services?binary=nova-compute&host={host}',
-            microversion=MICROVERSION)['services']
+            microversion=self.microversion)['services']
         check(len(services) == 1, f'{len(services)} compute services on '
               f'{host}')
         return services[0]
@@ -235,7 +251,8 @@ class Cloud:
     def force_down(self, host, down):
         service = self.compute_service(host)
         self.admin.call('PUT', 'nova-api', f'/os-services/{service["id"]}',
-                        {'forced_down': down}, microversion=MICROVERSION,
+                        {'forced_down': down},
+                        microversion=self.microversion,
                         expect=200)
 
     def delete_leftovers(self):

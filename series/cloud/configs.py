@@ -194,6 +194,12 @@ def nova_clients(conf):
 [vnc]
 enabled = false
 
+# As in a rolling upgrade (grenade's too): no service sends a compute RPC
+# version that the oldest nova-compute cannot read. Each service computes
+# the cap when it first sends one and keeps it until restarted.
+[upgrade_levels]
+compute = auto
+
 {auth('cinder', 'nova', os_region_name=layout.REGION,
        catalog_info='block-storage:cinder:publicURL')}
 {auth('placement', 'placement')}

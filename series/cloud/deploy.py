@@ -13,6 +13,7 @@ from series.cloud import api
 from series.cloud import configs
 from series.cloud import hosts
 from series.cloud import layout
+from series.cloud import releases
 from series.cloud import services
 from series.cloud import venv
 from series import config
@@ -83,6 +84,11 @@ def databases(new_cloud):
 
 
 def manage(*command, env=None):
+    """A management command of the cloud's virtualenv; Nova's and
+    Cinder's of the release the control plane runs.
+    """
+    if command[0] in ('nova-manage', 'cinder-manage'):
+        env = dict(env or {}, **releases.environment(releases.CONTROL))
     return process.run([venv.bin(command[0]), *command[1:]],
                        cwd=layout.directory(), env=env)
 
@@ -308,6 +314,8 @@ def up():
     say('checking the host (Debian packages, MariaDB, RabbitMQ)')
     setup_host()
     venv.ensure()
+    if releases.PRISTINE in releases.current().values():
+        releases.ensure_pristine()
     layout.directory().mkdir(parents=True, exist_ok=True)
     say('building the guest image')
     image_path = guest.build()

@@ -227,7 +227,7 @@ class Scenario:
             row = {'step': self.current_step, 'server_id': server_id,
                    'volume_id': volume_id, 'host': host.name,
                    'device': attachment['device'],
-                   'api_mode': attachment['attach_mode'],
+                   'api_mode': attachment.get('attach_mode'),
                    'xml_readonly': xml_ro, 'qemu_ro': qemu_ro,
                    'guest_kernel_ro': report.ro, 'guest_write': write,
                    'bypass_write': report.bypass_text,

@@ -14,10 +14,13 @@ import time
 from series.cloud import api
 from series.cloud import hosts
 from series.cloud import layout
+from series.cloud import releases
 from series.cloud import venv
 from series import config
 
 STOP_SECONDS = 30
+# The API services of the projects the series patches.
+UPGRADED_APIS = ('cinder-api', 'nova-api')
 
 
 @dataclasses.dataclass
@@ -31,6 +34,8 @@ class Service:
     reports_as: tuple = ()
     # The compute host it belongs to (libvirtd, virtlogd, nova-compute).
     host: object = None
+    # What it adds to the environment (series.cloud.releases).
+    env: dict = dataclasses.field(default_factory=dict)
 
     @property
     def pid_file(self):
@@ -51,7 +56,7 @@ class Service:
         self.pid_file.parent.mkdir(parents=True, exist_ok=True)
         # The cloud's own commands first (series.ceph.CLI_WRAPPER).
         env = dict(os.environ, PATH=f'{layout.directory() / "bin"}'
-                   f'{os.pathsep}{os.environ["PATH"]}')
+                   f'{os.pathsep}{os.environ["PATH"]}', **self.env)
         with open(log, 'ab') as output:
             proc = subprocess.Popen(
                 [str(part) for part in self.command], stdin=subprocess.DEVNULL,
@@ -132,23 +137,28 @@ def all_services():
             Service(f'libvirtd-{host.key}', host.namespaced(
                 'libvirtd', '--listen', '--pid-file',
                 host.pid_file('libvirtd')), host=host)]
+    control = releases.environment(releases.CONTROL)
     for name in ('keystone', 'placement', 'glance-api', 'neutron-api',
                  'cinder-api', 'nova-api'):
         services.append(Service(
             name, (uwsgi, '--ini', layout.etc('uwsgi') / f'{name}.ini'),
-            port=layout.PORTS[name]))
+            port=layout.PORTS[name],
+            env=control if name in UPGRADED_APIS else {}))
     for binary in ('cinder-scheduler', 'cinder-volume'):
         services.append(Service(binary, (venv.bin(binary), *cinder_conf),
-                                reports_as=('cinder-api', binary, None)))
+                                reports_as=('cinder-api', binary, None),
+                                env=control))
     for binary in ('nova-conductor', 'nova-scheduler'):
         services.append(Service(binary, (venv.bin(binary), *nova_conf),
-                                reports_as=('nova-api', binary, None)))
+                                reports_as=('nova-api', binary, None),
+                                env=control))
     for host in hosts.HOSTS:
         services.append(Service(
             f'nova-compute-{host.key}', host.namespaced(
                 venv.bin('nova-compute'), '--config-file',
                 conf('nova', f'compute-{host.key}.conf')),
-            reports_as=('nova-api', 'nova-compute', host.name), host=host))
+            reports_as=('nova-api', 'nova-compute', host.name), host=host,
+            env=releases.environment(host.name)))
     return services
 
 

@@ -61,8 +61,13 @@ class StandaloneCloneTest(base.SeriesTestCase):
 
 class RealCloudTest(base.SeriesTestCase):
 
-    def run_real_cloud(self, scenario_run, down):
+    UPGRADED = {'steps': [{'step': number, 'passed': True, 'detail': ''}
+                          for number in range(1, ci.upgrade.PHASES + 1)]}
+
+    def run_real_cloud(self, scenario_run, down, upgrade_run=None):
+        upgrade_run = upgrade_run or (lambda: self.UPGRADED)
         with mock.patch.object(ci.scenario, 'run', scenario_run), \
+                mock.patch.object(ci.upgrade, 'run', upgrade_run), \
                 mock.patch.object(ci.deploy, 'down', down), \
                 mock.patch.object(ci.process, 'say'):
             return ci.real_cloud()
@@ -73,9 +78,9 @@ class RealCloudTest(base.SeriesTestCase):
                   'tempest': {'passed': 3, 'failed': 1, 'skipped': 2,
                               'failures': ['t.test_a']}}
         down = mock.Mock()
-        scenario_result, tempest_result = self.run_real_cloud(
+        scenario_result, tempest_result, _ = self.run_real_cloud(
             lambda: report, down)
-        down.assert_called_once_with()
+        self.assertEqual(2, down.call_count)
         self.assertEqual((1, 1, 'step 2: no'),
                          (scenario_result.passed, scenario_result.failed,
                           scenario_result.error))
@@ -99,11 +104,36 @@ class RealCloudTest(base.SeriesTestCase):
         down = mock.Mock(side_effect=config.SeriesError('MariaDB is down'))
         results = self.run_real_cloud(
             mock.Mock(side_effect=KeyError('steps')), down)
-        down.assert_called_once_with()
-        self.assertEqual(1, len(results))
+        self.assertEqual(2, down.call_count)
+        self.assertEqual(2, len(results))
         self.assertEqual((0, 2), (results[0].passed, results[0].failed))
         self.assertEqual("cloud scenario: 'steps'; cloud down: MariaDB is "
                          "down", results[0].error)
+
+    def test_the_upgrade_phases_as_a_result_after_a_new_cloud(self):
+        calls = []
+        report = {'steps': [{'step': 1, 'passed': True, 'detail': ''},
+                            {'step': 2, 'passed': False,
+                             'detail': 'Failed: 500'}]}
+        results = self.run_real_cloud(
+            lambda: calls.append('scenario') or {'steps': [],
+                                                 'tempest': None},
+            lambda: calls.append('down'),
+            lambda: calls.append('upgrade') or report)
+        self.assertEqual(['scenario', 'down', 'upgrade', 'down'], calls)
+        upgraded = results[-1]
+        self.assertEqual('real cloud rolling upgrade', upgraded.name)
+        # The phases that never ran count as failed.
+        self.assertEqual((1, ci.upgrade.PHASES - 1, 'phase 2: Failed: 500'),
+                         (upgraded.passed, upgraded.failed, upgraded.error))
+
+    def test_an_upgrade_that_raises_fails_every_phase_and_itself(self):
+        results = self.run_real_cloud(
+            lambda: {'steps': [], 'tempest': None}, mock.Mock(),
+            mock.Mock(side_effect=config.SeriesError('a cloud is up')))
+        self.assertEqual((0, ci.upgrade.PHASES + 1, 'cloud upgrade: a cloud '
+                          'is up'), (results[-1].passed, results[-1].failed,
+                                     results[-1].error))
 
 
 class TimingsTest(base.SeriesTestCase):

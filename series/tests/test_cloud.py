@@ -18,14 +18,17 @@ import types
 import unittest
 from unittest import mock
 
+from series.cloud import api
 from series.cloud import configs
 from series.cloud import deploy
 from series.cloud import hosts
 from series.cloud import layout
+from series.cloud import releases
 from series.cloud import scenario
 from series.cloud import sdk_functional
 from series.cloud import services
 from series.cloud import tempest
+from series.cloud import upgrade
 from series.cloud import views
 from series import config
 
@@ -155,6 +158,9 @@ class ConfigsTest(RootTestCase):
                              nova['service_user']['send_service_user_token'])
             self.assertEqual('block-storage:cinder:publicURL',
                              nova['cinder']['catalog_info'])
+            # A rolling upgrade (`cloud upgrade`) caps the compute RPC
+            # API at what the oldest nova-compute reads.
+            self.assertEqual('auto', nova['upgrade_levels']['compute'])
         nova = self.parse('nova', 'nova.conf')
         self.assertEqual(configs.CONTROL_HOST, nova['DEFAULT']['host'])
         for name in ('compute-a.conf', 'compute-b.conf'):
@@ -316,6 +322,65 @@ class ServicesTest(RootTestCase):
             services.start(service, timeout=10)
         self.assertIn('broken exited (3)', str(raised.exception))
         self.assertIn('no config', str(raised.exception))
+
+
+class ReleasesTest(RootTestCase):
+    """What runs the pristine releases in `cloud upgrade`: the
+    environment of each service, and the management commands.
+    """
+
+    def environments(self):
+        return {service.name: service.env
+                for service in services.all_services()}
+
+    def test_without_a_record_everything_runs_the_series(self):
+        self.assertEqual({}, releases.current())
+        self.assertEqual(releases.SERIES, releases.release_of('control'))
+        self.assertEqual({}, {name: env for name, env in
+                              self.environments().items() if env})
+
+    def test_each_part_runs_its_release(self):
+        releases.set_release(releases.CONTROL, releases.PRISTINE)
+        releases.set_release('mae-compute-b', releases.PRISTINE)
+        pristine = {'PYTHONPATH': str(releases.pristine_path())}
+        environments = self.environments()
+        for name in ('nova-api', 'cinder-api', 'nova-conductor',
+                     'nova-scheduler', 'cinder-scheduler', 'cinder-volume',
+                     'nova-compute-b'):
+            self.assertEqual(pristine, environments[name], name)
+        for name in ('nova-compute-a', 'keystone', 'placement',
+                     'glance-api', 'neutron-api', 'libvirtd-b'):
+            self.assertEqual({}, environments[name], name)
+        releases.set_release(releases.CONTROL, releases.SERIES)
+        self.assertEqual({}, self.environments()['nova-api'])
+        self.assertEqual({'control': 'series', 'mae-compute-b': 'pristine'},
+                         releases.current())
+
+    def test_no_other_release(self):
+        with self.assertRaises(ValueError):
+            releases.set_release(releases.CONTROL, '34.0.0')
+
+    def test_nova_and_cinder_manage_run_the_control_planes_release(self):
+        releases.set_release(releases.CONTROL, releases.PRISTINE)
+        with mock.patch.object(deploy.process, 'run') as run:
+            deploy.manage('nova-manage', 'db', 'sync')
+            deploy.manage('cinder-manage', 'db', 'sync')
+            deploy.manage('keystone-manage', 'db_sync')
+        envs = [call.kwargs['env'] for call in run.call_args_list]
+        pristine = {'PYTHONPATH': str(releases.pristine_path())}
+        self.assertEqual([pristine, pristine, None], envs)
+
+    def test_a_service_gets_its_environment(self):
+        layout.directory().mkdir(parents=True)
+        service = services.Service('printer', (
+            sys.executable, '-c', 'import os, time; '
+            'print(os.environ.get("PYTHONPATH"), flush=True); '
+            'time.sleep(60)'), env={'PYTHONPATH': '/pristine'})
+        self.addCleanup(service.stop)
+        services.start(service, timeout=10)
+        api.wait('the output', lambda: 'pristine' in service.log_tail(), 10,
+                 interval=0.1)
+        self.assertEqual('/pristine', service.log_tail().strip())
 
 
 class StatusTest(unittest.TestCase):
@@ -541,3 +606,22 @@ class ExpectedProblemsTest(unittest.TestCase):
                     'rbd_by_guest': False}
         self.assertEqual(['the slot was written, not by this guest'],
                          scenario.expected_problems(writable, False))
+
+
+class UpgradeTest(unittest.TestCase):
+
+    def test_the_rollback_runs_the_sql_the_packagers_page_gives(self):
+        page = ' '.join((config.ROOT / 'doc/source/packagers.rst')
+                        .read_text().split())
+        for sql in (upgrade.ROLLBACK_SQL, upgrade.API_ROLLBACK_SQL,
+                    upgrade.READ_ONLY_BDMS.replace('SELECT ', '')):
+            self.assertIn(' '.join(sql.split()), page)
+
+    def test_query_rows_with_nulls(self):
+        with mock.patch.object(upgrade.process, 'run') as run:
+            run.return_value.stdout = 'a\tNULL\nb\t75\n'
+            self.assertEqual([['a', None], ['b', '75']],
+                             upgrade.query('mae_nova', 'SELECT 1'))
+        self.assertEqual(['mariadb', '--protocol=socket', '-u', 'root', '-N',
+                          '-B', '-e', 'SELECT 1', 'mae_nova'],
+                         run.call_args.args[0])
