@@ -101,10 +101,9 @@ class Cloud:
             'networks': 'none', 'min_count': count, 'max_count': count,
             'return_reservation_id': True,
             'block_device_mapping_v2': bdm}}
-        if host:
-            body['server']['host'] = host
         session = self.member
         if host:
+            body['server']['host'] = host
             session = api.Session(layout.ADMIN, layout.PROJECT)
             session.authenticate()
         return session.call('POST', 'nova-api', '/servers', body,
