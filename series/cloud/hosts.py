@@ -21,6 +21,7 @@ import dataclasses
 import os
 from pathlib import Path
 import shlex
+import shutil
 import signal
 import subprocess
 import uuid
@@ -175,7 +176,11 @@ def virsh(host, *args, check=True):
 
 
 def domains(host):
-    """The names of every domain the host's libvirtd knows."""
+    """The names of every domain the host's libvirtd knows (none where
+    libvirt is not installed yet, as on a new machine).
+    """
+    if not shutil.which('virsh'):
+        return []
     listed = virsh(host, 'list', '--all', '--name', check=False)
     if listed.returncode != 0:
         return []

@@ -96,3 +96,12 @@ class NamespaceTest(HostsTestCase):
         proc = subprocess.Popen(host.namespaced('sh', '-c', 'echo $$'),
                                 text=True, stdout=subprocess.PIPE)
         self.assertEqual(str(proc.pid), proc.communicate()[0].strip())
+
+
+class NewMachineTest(HostsTestCase):
+
+    def test_without_libvirt_installed_no_host_has_a_domain(self):
+        # `cloud down` (and `cloud upgrade`, which starts with it) on a
+        # machine the cloud never ran on: no virsh on the PATH yet.
+        with mock.patch.dict(os.environ, {'PATH': tempfile.gettempdir()}):
+            self.assertEqual([], hosts.remove_domains(hosts.HOSTS[0]))
