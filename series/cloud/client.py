@@ -135,8 +135,15 @@ class Cloud:
         def probe():
             server = self.server(server_id)
             if server['status'] == 'ERROR':
+                # An admin sees the fault's traceback: its last lines say
+                # where a non-Nova exception (only named in the message)
+                # was raised.
+                fault = server.get('fault') or {}
+                where = ' | '.join(line.strip() for line in (
+                    fault.get('details') or '').strip().splitlines()[-3:])
                 raise Failed(f'server {server_id} went to ERROR: '
-                             f'{server.get("fault", {}).get("message")}')
+                             f'{fault.get("message")}' +
+                             (f' ({where})' if where else ''))
             done = (server['status'] in statuses and
                     not server['OS-EXT-STS:task_state'] and
                     host in (None, server['OS-EXT-SRV-ATTR:host']))

@@ -18,6 +18,7 @@ from series.cloud import deploy
 from series.cloud import faults
 from series.cloud import hosts
 from series.cloud import layout
+from series.cloud import releases
 from series.cloud import sdk_functional
 from series.cloud import services
 from series.cloud import tempest
@@ -625,6 +626,13 @@ def print_report(report):
 
 def run():
     """`cloud up` if needed, the scenario, report.json; the report."""
+    pristine = sorted(part for part, release in releases.current().items()
+                      if release == releases.PRISTINE)
+    if pristine:
+        raise config.SeriesError(
+            f'the cloud runs the pristine releases on {", ".join(pristine)} '
+            '(left by a `cloud upgrade` that did not finish): '
+            '`tools/series cloud down` first')
     deploy.up()
     started = time.monotonic()
     report = Scenario().run()

@@ -24,7 +24,8 @@ class StandaloneCloneTest(base.SeriesTestCase):
     def test_commands_run_in_a_clone_with_nothing_beside_it(self):
         # The stand-in tool records where it runs, what sits beside its
         # repository and whether a SERIES_ variable reached it; it answers
-        # status and rebase as the tool does and fails the demo.
+        # status and rebase as the tool does, but for the status after the
+        # rebase.
         self.commit_tool(
             'import os, sys\n'
             'from pathlib import Path\n'
@@ -38,23 +39,21 @@ class StandaloneCloneTest(base.SeriesTestCase):
             '    print("demo: the series now applies to 2.0")\n'
             'if sys.argv[1:] == ["status", "demo"]:\n'
             '    print("demo: base demo 1.0, 2 patches")\n'
-            'sys.exit(1 if sys.argv[1] == "demo" else 0)\n')
+            'sys.exit(0)\n')
         with mock.patch.dict(os.environ, {'ORIGINAL': str(self.root),
                                           'SERIES_ROOT': str(self.root)}), \
                 mock.patch.object(ci, 'REBASE_PROOF', ('demo', '2.0')):
             result = self.quiet(ci.standalone_clone,
                                 config.load_projects())
-        # status, the demo (fails), the rebase, then status after it,
-        # which still names 1.0: the rebase did not pin 2.0.
-        self.assertEqual((2, 2), (result.passed, result.failed))
-        self.assertIn('tools/series demo failed', result.error)
+        # status, the rebase, then status after it, which still names 1.0:
+        # the rebase did not pin 2.0.
+        self.assertEqual((2, 1), (result.passed, result.failed))
         self.assertIn("tools/series status demo failed in a standalone "
                       "clone (exit 0; expected ['base demo 2.0 ']",
                       result.error)
         log = (self.root / '.work' / 'logs' /
                'standalone-clone.log').read_text()
         self.assertIn("['status'] True ['repository'] []", log)
-        self.assertIn("['demo'] True ['repository'] []", log)
         self.assertIn("['rebase', 'demo', '2.0'] True ['repository'] []",
                       log)
 
@@ -62,7 +61,8 @@ class StandaloneCloneTest(base.SeriesTestCase):
 class RealCloudTest(base.SeriesTestCase):
 
     UPGRADED = {'steps': [{'step': number, 'passed': True, 'detail': ''}
-                          for number in range(1, ci.upgrade.PHASES + 1)]}
+                          for number in range(1, ci.upgrade.PHASES + 1)],
+                'series again': 'ok'}
 
     def run_real_cloud(self, scenario_run, down, upgrade_run=None):
         upgrade_run = upgrade_run or (lambda: self.UPGRADED)
@@ -80,7 +80,7 @@ class RealCloudTest(base.SeriesTestCase):
         down = mock.Mock()
         scenario_result, tempest_result, _ = self.run_real_cloud(
             lambda: report, down)
-        self.assertEqual(2, down.call_count)
+        self.assertEqual(1, down.call_count)
         self.assertEqual((1, 1, 'step 2: no'),
                          (scenario_result.passed, scenario_result.failed,
                           scenario_result.error))
@@ -100,32 +100,58 @@ class RealCloudTest(base.SeriesTestCase):
             (results[2].name, results[2].passed, results[2].failed,
              results[2].error))
 
+    def test_the_scenario_runs_on_the_cloud_the_upgrade_left(self):
+        calls = []
+        results = self.run_real_cloud(
+            lambda: calls.append('scenario') or {'steps': [],
+                                                 'tempest': None},
+            lambda: calls.append('down'),
+            lambda: calls.append('upgrade') or self.UPGRADED)
+        self.assertEqual(['upgrade', 'scenario', 'down'], calls)
+        self.assertEqual(('real cloud rolling upgrade', ci.upgrade.PHASES,
+                          0, ''), (results[-1].name, results[-1].passed,
+                                   results[-1].failed, results[-1].error))
+
     def test_any_failure_is_a_failed_result_and_down_still_runs(self):
         down = mock.Mock(side_effect=config.SeriesError('MariaDB is down'))
         results = self.run_real_cloud(
             mock.Mock(side_effect=KeyError('steps')), down)
-        self.assertEqual(2, down.call_count)
+        self.assertEqual(1, down.call_count)
         self.assertEqual(2, len(results))
         self.assertEqual((0, 2), (results[0].passed, results[0].failed))
         self.assertEqual("cloud scenario: 'steps'; cloud down: MariaDB is "
                          "down", results[0].error)
 
-    def test_the_upgrade_phases_as_a_result_after_a_new_cloud(self):
+    def test_a_failed_phase_and_a_new_cloud_for_the_scenario(self):
         calls = []
         report = {'steps': [{'step': 1, 'passed': True, 'detail': ''},
                             {'step': 2, 'passed': False,
-                             'detail': 'Failed: 500'}]}
+                             'detail': 'Failed: 500'}],
+                  'series again': 'not tried: a phase failed'}
         results = self.run_real_cloud(
             lambda: calls.append('scenario') or {'steps': [],
                                                  'tempest': None},
             lambda: calls.append('down'),
             lambda: calls.append('upgrade') or report)
-        self.assertEqual(['scenario', 'down', 'upgrade', 'down'], calls)
+        self.assertEqual(['upgrade', 'down', 'scenario', 'down'], calls)
         upgraded = results[-1]
         self.assertEqual('real cloud rolling upgrade', upgraded.name)
         # The phases that never ran count as failed.
         self.assertEqual((1, ci.upgrade.PHASES - 1, 'phase 2: Failed: 500'),
                          (upgraded.passed, upgraded.failed, upgraded.error))
+
+    def test_a_cloud_not_back_on_the_series_fails_the_upgrade(self):
+        calls = []
+        report = dict(self.UPGRADED, **{'series again': 'SeriesError: x'})
+        results = self.run_real_cloud(
+            lambda: calls.append('scenario') or {'steps': [],
+                                                 'tempest': None},
+            lambda: calls.append('down'), lambda: report)
+        self.assertEqual(['down', 'scenario', 'down'], calls)
+        self.assertEqual((ci.upgrade.PHASES, 1, 'the cloud back on the '
+                          'series: SeriesError: x'),
+                         (results[-1].passed, results[-1].failed,
+                          results[-1].error))
 
     def test_an_upgrade_that_raises_fails_every_phase_and_itself(self):
         results = self.run_real_cloud(

@@ -382,6 +382,31 @@ class ReleasesTest(RootTestCase):
                  interval=0.1)
         self.assertEqual('/pristine', service.log_tail().strip())
 
+    def test_the_scenario_refuses_a_cloud_left_on_the_pristine_releases(self):
+        releases.set_release('mae-compute-b', releases.PRISTINE)
+        with mock.patch.object(scenario.deploy, 'up') as up, \
+                self.assertRaisesRegex(config.SeriesError,
+                                       'pristine releases on mae-compute-b'):
+            scenario.run()
+        up.assert_not_called()
+
+    def test_back_on_the_series_switches_every_part_then_up(self):
+        for part in (releases.CONTROL, 'mae-compute-a', 'mae-compute-b'):
+            releases.set_release(part, releases.PRISTINE)
+        seen = []
+        with mock.patch.object(upgrade.services, 'stop_all') as stop_all, \
+                mock.patch.object(upgrade.deploy, 'up',
+                                  lambda: seen.append(releases.current())):
+            upgrade.back_on_the_series()
+        stopped = [service.name for service in stop_all.call_args.args[0]]
+        self.assertEqual(sorted(['nova-api', 'nova-conductor',
+                                 'nova-scheduler', 'nova-compute-a',
+                                 'nova-compute-b', 'cinder-api',
+                                 'cinder-scheduler', 'cinder-volume']),
+                         sorted(stopped))
+        self.assertEqual([{'control': 'series', 'mae-compute-a': 'series',
+                           'mae-compute-b': 'series'}], seen)
+
 
 class StatusTest(unittest.TestCase):
 
@@ -423,6 +448,29 @@ class TempestTest(unittest.TestCase):
              'UpdateMultiattachVolumeNegativeTest)',
              'The microversion range[3.27 - latest] is out of range'),
             tempest.skipped(line))
+
+    def test_selection(self):
+        def selected(test):
+            return bool(re.search('|'.join(tempest.TESTS), test))
+        admin = 'tempest.api.compute.admin.'
+        for test in ('tempest.api.compute.volumes.test_attach_volume.'
+                     'AttachVolumeMultiAttachTest.test_x[id-1]',
+                     admin + 'test_live_migration.LiveMigrationTest.'
+                     'test_volume_backed_live_migration[id-1,volume]',
+                     admin + 'test_migrations.MigrationsAdminTest.'
+                     'test_cold_migration[id-1]',
+                     admin + 'test_migrations.MigrationsAdminTest.'
+                     'test_revert_cold_migration[id-1]'):
+            self.assertTrue(selected(test), test)
+        for test in (admin + 'test_live_migration.LiveMigrationWithoutHost'
+                     'Test.test_volume_backed_live_migration[id-1,volume]',
+                     admin + 'test_live_migration.LiveAutoBlockMigrationV225'
+                     'Test.test_volume_backed_live_migration[id-1,volume]',
+                     admin + 'test_migrations.MigrationsAdminTest.'
+                     'test_cold_migration_with_swap[id-1]',
+                     admin + 'test_migrations.MigrationsAdminTest.'
+                     'test_list_migrations[id-1]'):
+            self.assertFalse(selected(test), test)
 
     def test_other_lines(self):
         self.assertIsNone(tempest.skipped(
@@ -616,6 +664,23 @@ class UpgradeTest(unittest.TestCase):
         for sql in (upgrade.ROLLBACK_SQL, upgrade.API_ROLLBACK_SQL,
                     upgrade.READ_ONLY_BDMS.replace('SELECT ', '')):
             self.assertIn(' '.join(sql.split()), page)
+
+    def test_a_started_compute_is_waited_for_until_it_reports(self):
+        # Read after the stop, then while it starts: the third read is its
+        # first report since.
+        counts = [{'mae-compute-a': 5, 'mae-compute-b': 7},
+                  {'mae-compute-a': 5, 'mae-compute-b': 7},
+                  {'mae-compute-a': 6, 'mae-compute-b': 8}]
+        upgrading = upgrade.Upgrade.__new__(upgrade.Upgrade)
+        upgrading.cloud = mock.Mock()
+        with mock.patch.object(upgrade.Upgrade, 'report_counts',
+                               side_effect=counts) as report_counts, \
+                mock.patch.object(upgrade.services, 'start') as start, \
+                mock.patch.object(upgrade.time, 'sleep'):
+            upgrading.start(['nova-conductor', 'nova-compute-b'])
+        self.assertEqual(['nova-conductor', 'nova-compute-b'],
+                         [call.args[0].name for call in start.call_args_list])
+        self.assertEqual(3, report_counts.call_count)
 
     def test_query_rows_with_nulls(self):
         with mock.patch.object(upgrade.process, 'run') as run:
