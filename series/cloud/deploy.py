@@ -239,10 +239,14 @@ def compute_content(admin, image_path):
             admin.call('POST', 'cinder-api', '/types', {'volume_type': {
                 'name': name, 'os-volume-type-access:is_public': True,
                 'extra_specs': extra_specs}}, expect=200)
-    # Volumes of the default type stay on the first backend.
-    admin.call('POST', 'cinder-api', f'/types/{types["__DEFAULT__"]}/'
-               'extra_specs', {'extra_specs': {
-                   'volume_backend_name': first}}, expect=200)
+    # Volumes of the default type stay on the first backend. Set once:
+    # Cinder refuses to change the extra specs of a type in use, as it
+    # is when `up` runs again on a cloud with volumes.
+    default_specs = f'/types/{types["__DEFAULT__"]}/extra_specs'
+    if admin.get('cinder-api', default_specs)['extra_specs'].get(
+            'volume_backend_name') != first:
+        admin.call('POST', 'cinder-api', default_specs, {'extra_specs': {
+            'volume_backend_name': first}}, expect=200)
 
 
 CLOUDS = """\

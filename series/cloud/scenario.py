@@ -624,8 +624,11 @@ def print_report(report):
                     f'{sdk["seconds"]}s')
 
 
-def run():
-    """`cloud up` if needed, the scenario, report.json; the report."""
+def run(up=True):
+    """`cloud up` if needed (not if `up` is false: a cloud of the series
+    known to run, as `cloud upgrade` leaves it), the scenario,
+    report.json; the report.
+    """
     pristine = sorted(part for part, release in releases.current().items()
                       if release == releases.PRISTINE)
     if pristine:
@@ -633,7 +636,8 @@ def run():
             f'the cloud runs the pristine releases on {", ".join(pristine)} '
             '(left by a `cloud upgrade` that did not finish): '
             '`tools/series cloud down` first')
-    deploy.up()
+    if up:
+        deploy.up()
     started = time.monotonic()
     report = Scenario().run()
     report['seconds'] = round(time.monotonic() - started, 1)

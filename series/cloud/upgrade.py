@@ -182,32 +182,8 @@ class Upgrade(scenario.Scenario):
             self.views([server_id])
         return f'{" -> ".join(host.name for host in hosts_in_order)}'
 
-    def report_counts(self):
-        """{host: report_count} of the nova-computes."""
-        return {host: int(count) for host, count in query(
-            'mae_nova', "SELECT host, report_count FROM services "
-            "WHERE `binary` = 'nova-compute' AND deleted = 0")}
-
     def start(self, names):
-        """Start the stopped services `names` in order (each built again:
-        its environment follows its release), then wait until each
-        nova-compute among them has reported its state. A nova-compute
-        reports only once it has started (its resource tracker's first
-        audit done, its RPC server up); until then it looks up from its
-        last report, and a conductor restarted meanwhile loses the
-        replies its start waits for, leaving it unable to take a
-        migration.
-        """
-        before = self.report_counts()
-        for name in names:
-            services.start(services.by_name(name), timeout=180,
-                           admin=self.cloud.admin)
-        started = [host.name for host in hosts.HOSTS
-                   if services.compute(host).name in names]
-        if started:
-            api.wait(f'{", ".join(started)} started (a state report each)',
-                     lambda: all(self.report_counts()[host] > before[host]
-                                 for host in started), 240)
+        start_services(names, self.cloud.admin)
 
     def restart(self, names):
         services.stop_all([services.by_name(name) for name in names])
@@ -255,17 +231,7 @@ class Upgrade(scenario.Scenario):
         services.stop_all([services.by_name(name) for name in stopped])
         releases.set_release(releases.CONTROL, releases.SERIES)
         releases.set_release(HOST_A.name, releases.SERIES)
-        timings = {}
-        nova = ('nova-manage', '--config-file',
-                services.conf('nova', 'nova.conf'))
-        cinder = ('cinder-manage', '--config-file',
-                  services.conf('cinder', 'cinder.conf'))
-        for name, command in (('nova api_db sync', (*nova, 'api_db', 'sync')),
-                              ('nova db sync', (*nova, 'db', 'sync')),
-                              ('cinder db sync', (*cinder, 'db', 'sync'))):
-            started = time.monotonic()
-            deploy.manage(*command)
-            timings[name] = round(time.monotonic() - started, 1)
+        timings = sync_databases()
         for database in CELL_DATABASES:
             for table in ('block_device_mapping',
                           'shadow_block_device_mapping'):
@@ -378,12 +344,7 @@ class Upgrade(scenario.Scenario):
                                                  REQUEST_SPEC_VERSIONS)}
         for part in (releases.CONTROL, HOST_A.name, HOST_B.name):
             releases.set_release(part, releases.PRISTINE)
-        nova = ('nova-manage', '--config-file',
-                services.conf('nova', 'nova.conf'))
-        deploy.manage(*nova, 'api_db', 'sync')
-        deploy.manage(*nova, 'db', 'sync')
-        deploy.manage('cinder-manage', '--config-file',
-                      services.conf('cinder', 'cinder.conf'), 'db', 'sync')
+        sync_databases()
         self.start([service.name for service in nova_services])
         self.cloud.microversion = OLD
         versions = self.compute_versions({HOST_A.name: 74, HOST_B.name: 74})
@@ -434,17 +395,63 @@ def start_pristine():
     deploy.up()
 
 
+def sync_databases():
+    """Nova's API and cell databases and Cinder's, by the control plane's
+    release; {command: seconds}.
+    """
+    timings = {}
+    nova = ('nova-manage', '--config-file',
+            services.conf('nova', 'nova.conf'))
+    cinder = ('cinder-manage', '--config-file',
+              services.conf('cinder', 'cinder.conf'))
+    for name, command in (('nova api_db sync', (*nova, 'api_db', 'sync')),
+                          ('nova db sync', (*nova, 'db', 'sync')),
+                          ('cinder db sync', (*cinder, 'db', 'sync'))):
+        started = time.monotonic()
+        deploy.manage(*command)
+        timings[name] = round(time.monotonic() - started, 1)
+    return timings
+
+
+def report_counts():
+    """{host: report_count} of the nova-computes."""
+    return {host: int(count) for host, count in query(
+        'mae_nova', "SELECT host, report_count FROM services "
+        "WHERE `binary` = 'nova-compute' AND deleted = 0")}
+
+
+def start_services(names, admin):
+    """Start the stopped services `names` in order (each built again: its
+    environment follows its release), then wait until each nova-compute
+    among them has reported its state. A nova-compute reports only once
+    it has started (its resource tracker's first audit done, its RPC
+    server up); until then it looks up from its last report, and a
+    conductor restarted meanwhile loses the replies its start waits for,
+    leaving it unable to take a migration.
+    """
+    before = report_counts()
+    for name in names:
+        services.start(services.by_name(name), timeout=180, admin=admin)
+    started = [host.name for host in hosts.HOSTS
+               if services.compute(host).name in names]
+    if started:
+        api.wait(f'{", ".join(started)} started (a state report each)',
+                 lambda: all(report_counts()[host] > before[host]
+                             for host in started), 240)
+
+
 def back_on_the_series():
     """The whole cloud on the series again, at once (an offline upgrade
     of the rolled-back cloud): Nova's and Cinder's services stopped, every
-    part switched, then `cloud up`, which syncs the databases and starts
-    what is stopped.
+    part switched, the databases synced, the services started.
     """
-    services.stop_all([service for service in services.all_services()
-                       if service.name.startswith(('nova-', 'cinder-'))])
+    stopped = [service.name for service in services.all_services()
+               if service.name.startswith(('nova-', 'cinder-'))]
+    services.stop_all([services.by_name(name) for name in stopped])
     for part in (releases.CONTROL, HOST_A.name, HOST_B.name):
         releases.set_release(part, releases.SERIES)
-    deploy.up()
+    sync_databases()
+    start_services(stopped, deploy.admin_session())
 
 
 def run():

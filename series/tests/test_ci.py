@@ -79,7 +79,7 @@ class RealCloudTest(base.SeriesTestCase):
                               'failures': ['t.test_a']}}
         down = mock.Mock()
         scenario_result, tempest_result, _ = self.run_real_cloud(
-            lambda: report, down)
+            lambda up: report, down)
         self.assertEqual(1, down.call_count)
         self.assertEqual((1, 1, 'step 2: no'),
                          (scenario_result.passed, scenario_result.failed,
@@ -94,7 +94,7 @@ class RealCloudTest(base.SeriesTestCase):
                               'failures': []},
                   'openstacksdk': {'passed': 2, 'failed': 1, 'skipped': 0,
                                    'failures': ['t.test_b']}}
-        results = self.run_real_cloud(lambda: report, mock.Mock())
+        results = self.run_real_cloud(lambda up: report, mock.Mock())
         self.assertEqual(
             ('real cloud openstacksdk functional', 2, 1, 't.test_b'),
             (results[2].name, results[2].passed, results[2].failed,
@@ -103,11 +103,12 @@ class RealCloudTest(base.SeriesTestCase):
     def test_the_scenario_runs_on_the_cloud_the_upgrade_left(self):
         calls = []
         results = self.run_real_cloud(
-            lambda: calls.append('scenario') or {'steps': [],
-                                                 'tempest': None},
+            lambda up: calls.append(('scenario', up)) or {
+                'steps': [], 'tempest': None},
             lambda: calls.append('down'),
             lambda: calls.append('upgrade') or self.UPGRADED)
-        self.assertEqual(['upgrade', 'scenario', 'down'], calls)
+        # On the cloud the upgrade left: no `up` again.
+        self.assertEqual(['upgrade', ('scenario', False), 'down'], calls)
         self.assertEqual(('real cloud rolling upgrade', ci.upgrade.PHASES,
                           0, ''), (results[-1].name, results[-1].passed,
                                    results[-1].failed, results[-1].error))
@@ -129,11 +130,12 @@ class RealCloudTest(base.SeriesTestCase):
                              'detail': 'Failed: 500'}],
                   'series again': 'not tried: a phase failed'}
         results = self.run_real_cloud(
-            lambda: calls.append('scenario') or {'steps': [],
-                                                 'tempest': None},
+            lambda up: calls.append(('scenario', up)) or {
+                'steps': [], 'tempest': None},
             lambda: calls.append('down'),
             lambda: calls.append('upgrade') or report)
-        self.assertEqual(['upgrade', 'down', 'scenario', 'down'], calls)
+        self.assertEqual(['upgrade', 'down', ('scenario', True), 'down'],
+                         calls)
         upgraded = results[-1]
         self.assertEqual('real cloud rolling upgrade', upgraded.name)
         # The phases that never ran count as failed.
@@ -144,10 +146,10 @@ class RealCloudTest(base.SeriesTestCase):
         calls = []
         report = dict(self.UPGRADED, **{'series again': 'SeriesError: x'})
         results = self.run_real_cloud(
-            lambda: calls.append('scenario') or {'steps': [],
-                                                 'tempest': None},
+            lambda up: calls.append(('scenario', up)) or {
+                'steps': [], 'tempest': None},
             lambda: calls.append('down'), lambda: report)
-        self.assertEqual(['down', 'scenario', 'down'], calls)
+        self.assertEqual(['down', ('scenario', True), 'down'], calls)
         self.assertEqual((ci.upgrade.PHASES, 1, 'the cloud back on the '
                           'series: SeriesError: x'),
                          (results[-1].passed, results[-1].failed,
@@ -155,7 +157,7 @@ class RealCloudTest(base.SeriesTestCase):
 
     def test_an_upgrade_that_raises_fails_every_phase_and_itself(self):
         results = self.run_real_cloud(
-            lambda: {'steps': [], 'tempest': None}, mock.Mock(),
+            lambda up: {'steps': [], 'tempest': None}, mock.Mock(),
             mock.Mock(side_effect=config.SeriesError('a cloud is up')))
         self.assertEqual((0, ci.upgrade.PHASES + 1, 'cloud upgrade: a cloud '
                           'is up'), (results[-1].passed, results[-1].failed,
