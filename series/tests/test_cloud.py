@@ -477,8 +477,13 @@ class TempestTest(unittest.TestCase):
                      'tempest.api.compute.volumes.test_attach_volume.'
                      'AttachVolumeShelveTestJSON.test_x[id-1]',
                      'tempest.api.compute.volumes.test_attach_volume_'
-                     'negative.AttachVolumeNegativeTest.test_x[id-1]'):
+                     'negative.AttachVolumeNegativeTest.test_delete_attached_'
+                     'volume[id-1]'):
             self.assertFalse(selected(test), test)
+        self.assertTrue(selected(
+            'tempest.api.compute.volumes.test_attach_volume_negative.'
+            'AttachVolumeNegativeTest.test_attach_attached_volume_to_'
+            'different_server[id-1]'))
         self.assertTrue(selected(
             'tempest.api.compute.volumes.test_attach_volume_mode_negative.'
             'AttachVolumeModeNegativeTest.test_x[id-1]'))
