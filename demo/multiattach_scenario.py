@@ -5,7 +5,7 @@ test stack: the compute API WSGI application served over HTTP on
 127.0.0.1 (a real port), nova-conductor, nova-scheduler with real
 placement, three nova-compute services running the libvirt driver over
 fakelibvirt, SQLite databases, and block storage answered by Nova's
-CinderFixture (which answers as Cinder with the companion series, as the
+CinderFixture (switched to answer as Cinder with the companion series, as the
 contract suite in contract/cinder/ verified on real Cinder code).
 
 Then it drives the feature over HTTP at microversion 2.105, printing each
@@ -59,7 +59,14 @@ WAIT_SECONDS = 60
 
 
 class DemoCinder(nova_fixtures.CinderFixture):
-    """CinderFixture that also holds the volumes the scenario creates."""
+    """CinderFixture that also holds the volumes the scenario creates, and
+    answers as Cinder with the companion series: both of its fixes on.
+    """
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.access_mode_follows_attachment = True
+        self.multiattach_reservations_overlap = True
 
     def create_volume(self, name, multiattach, image_id=None):
         volume = self.fake_vol_create(None, 1, name, None)
@@ -161,7 +168,7 @@ class VolumeAPI:
     """
 
     PREFIX = '/volume'
-    VERSION = '3.71'
+    VERSION = '3.72'  # Cinder 29.0.0 with the companion series
 
     def __init__(self, cinder):
         self.cinder = cinder

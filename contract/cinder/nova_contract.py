@@ -24,6 +24,7 @@ import json
 import sys
 import unittest
 
+from cinder.api import versions
 from cinder import context
 from cinder import objects
 from cinder.tests.unit.api import fakes
@@ -40,6 +41,7 @@ HOLDS_ON_29_0_0 = {
     'test_multi_create_reserves_per_server': False,
     'test_multi_create_reserves_per_server_read_only': False,
     'test_multi_create_attaches_every_server': False,
+    'test_concurrent_reservations_are_discoverable': False,
     'test_reservation_while_another_server_attaches': False,
     'test_reservation_of_in_use_volume_keeps_it_in_use': False,
     'test_read_only_attachment': False,
@@ -214,6 +216,22 @@ class NovaContractTest(test.TestCase):
         self.assertEqual(('in-use', 'attached'), self.status(volume_id))
         self.assertEqual({s: ('attached', 'ro') for s in SERVERS},
                          self.attachments(volume_id))
+
+    def test_concurrent_reservations_are_discoverable(self):
+        """The versions document says multi-create reservations are taken.
+
+        Before a multi-create from a multiattach volume Nova reads the
+        maximum microversion of the Block Storage API, as it does for
+        3.54, and refuses the request (409) before reserving anything
+        when it is below 3.72.
+        """
+        req = fakes.HTTPRequest.blank('/', base_url='http://localhost')
+        resp = req.get_response(versions.Versions())
+        self.assertEqual(http.HTTPStatus.MULTIPLE_CHOICES, resp.status_int)
+        [v3] = [version for version in resp.json['versions']
+                if version['id'] == 'v3.0']
+        self.assertGreaterEqual(
+            tuple(int(n) for n in v3['version'].split('.')), (3, 72))
 
     def test_reservation_while_another_server_attaches(self):
         """A server reserves while another's attachment is attaching.
