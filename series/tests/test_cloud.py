@@ -485,8 +485,8 @@ class TempestTest(unittest.TestCase):
             'AttachVolumeNegativeTest.test_attach_attached_volume_to_'
             'different_server[id-1]'))
         self.assertTrue(selected(
-            'tempest.api.compute.volumes.test_attach_volume_mode_negative.'
-            'AttachVolumeModeNegativeTest.test_x[id-1]'))
+            'tempest.api.compute.volumes.test_attach_volume_mode.'
+            'AttachVolumeModeMultiCreateTest.test_x[id-1]'))
 
     def test_other_lines(self):
         self.assertIsNone(tempest.skipped(
