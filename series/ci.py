@@ -215,9 +215,10 @@ def ci(args):
         results.append(timings.run('cinder flake8', suites.lint, cinder))
         results.append(timings.run('cinder contract', contract.contract,
                                    cinder))
-    # The clients (openstacksdk, python-openstackclient, tempest): their
-    # own unit tests of what the series changes, and their style checks.
-    # Their end-to-end checks run against the demo above.
+    # os-traits and the clients (openstacksdk, python-openstackclient,
+    # tempest): their own unit tests of what the series changes, and their
+    # style checks. The clients' end-to-end checks run against the demo
+    # above.
     for name, project in projects.items():
         if name not in ('nova', 'cinder') and queue.read_series(project):
             results.extend(timings.run(f'{name} tests', suites.test,

@@ -43,9 +43,16 @@ class Project:
     # Whether the project's Launchpad resolves a blueprint trailer; if not,
     # the commit messages name the Nova blueprint in their text.
     blueprint_trailer: bool = True
+    # The release the series is proposed for, where another project's
+    # requirements ask for it: the patched tree installs as that version.
+    release: str = ''
 
     def __post_init__(self):
         self.package = self.package or self.name
+
+    @property
+    def installed_version(self):
+        return self.release or self.version
 
     @property
     def constraints_file(self):

@@ -67,12 +67,14 @@ def ensure_venv(project):
     # project's install then finds it satisfied.
     for required in series_requirements(project):
         process.say(f'{project.name}: installing {required.name} '
-                    f'{required.version} with its series from '
+                    f'{required.version} with its series, as '
+                    f'{required.installed_version}, from '
                     f'{required.tree.relative_to(config.ROOT)}')
         # A path in a .pth file, not an import hook: mypy follows it.
         process.run([*pip, '--quiet', '--config-settings',
                      'editable_mode=compat', '-e', required.tree],
-                    env=dict(PBR_ENV, PBR_VERSION=required.version))
+                    env=dict(PBR_ENV,
+                             PBR_VERSION=required.installed_version))
     doc_requirements = ['-r', tree / 'doc/requirements.txt'] \
         if (tree / 'doc/requirements.txt').exists() else []
     pip_install = subprocess.Popen(

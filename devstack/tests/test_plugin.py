@@ -3,7 +3,8 @@
 The plugin is sourced by bash with the few devstack functions it uses
 stubbed, against git checkouts made from the pinned release sdists (the
 pristine tree committed and tagged with its version, as a checkout of the
-release tag would be).
+release tag would be, without the sdist's PKG-INFO and egg-info, which
+pbr would take the version from).
 
 Run: python3 -m unittest discover -s devstack/tests
 """
@@ -43,6 +44,15 @@ function git_clone {
     # devstack keeps an existing checkout unless RECLONE=True.
     [[ -d $2/.git ]] || { echo "git_clone would clone $1 to $2" >&2; exit 3; }
 }
+# stackrc and lib/libraries, for the library the plugin patches.
+declare -A GITREPO GITBRANCH GITDIR
+GITREPO["os-traits"]=${OS_TRAITS_REPO:-https://opendev.org/openstack/os-traits.git}
+GITBRANCH["os-traits"]=${OS_TRAITS_BRANCH:-master}
+GITDIR["os-traits"]=$DEST/os-traits
+function git_clone_by_name {
+    local name=$1
+    git_clone "${GITREPO[$name]}" "${GITDIR[$name]}" "${GITBRANCH[$name]}"
+}
 function iniset { echo "$*" >> "$INISET_LOG"; }
 function trueorfalse {
     local value=${!2:-$1}
@@ -67,17 +77,26 @@ def change_ids(project):
     return ids
 
 
-class DevstackPluginTest(unittest.TestCase):
+class PluginTestCase(unittest.TestCase):
+    """Runs the plugin against fresh checkouts of CHECKOUTS in a $DEST of
+    its own per test.
+    """
+
+    CHECKOUTS = ('os-traits', 'nova', 'cinder')
+    ENABLED_SERVICES = 'n-api,n-cpu,c-api,c-vol,tempest,nova,cinder'
 
     @classmethod
     def setUpClass(cls):
         cls.projects = {name: config.get_project(name)
-                        for name in ('nova', 'cinder')}
+                        for name in cls.CHECKOUTS}
         cls.origin = Path(tempfile.mkdtemp(prefix='devstack-origin-'))
         for name, project in cls.projects.items():
             checkout = cls.origin / name
             shutil.copytree(base.unpack_pristine(project), checkout,
                             symlinks=True)
+            (checkout / 'PKG-INFO').unlink()
+            for info in checkout.glob('*.egg-info'):
+                shutil.rmtree(info)
             git(checkout, 'init', '-q', '-b', 'main')
             git(checkout, 'add', '-A', '-f')
             git(checkout, 'commit', '-q', '-m', f'{name} {project.version}')
@@ -99,8 +118,9 @@ class DevstackPluginTest(unittest.TestCase):
 
     def plugin(self, *args, **env):
         variables = {
-            'PLUGIN_DIR': str(ROOT / 'devstack'),
-            'ENABLED_SERVICES': 'n-api,n-cpu,c-api,c-vol,tempest,nova,cinder',
+            'PLUGIN_DIR': str(ROOT / 'devstack'), 'DEST': str(self.dest),
+            'OS_TRAITS_BRANCH': '3.9.0',
+            'ENABLED_SERVICES': self.ENABLED_SERVICES,
             'NOVA_REPO': 'https://opendev.org/openstack/nova.git',
             'NOVA_DIR': str(self.dest / 'nova'), 'NOVA_BRANCH': '34.0.0',
             'CINDER_REPO': 'https://opendev.org/openstack/cinder.git',
@@ -121,13 +141,20 @@ class DevstackPluginTest(unittest.TestCase):
                   f'{project.version}..HEAD')
         return checks.CHANGE_ID.findall(log)
 
-    def test_pre_install_applies_both_series(self):
+
+class DevstackPluginTest(PluginTestCase):
+
+    def test_pre_install_applies_every_series(self):
         result = self.stack('pre-install')
         self.assertEqual(0, result.returncode, result.stderr)
         for name, project in self.projects.items():
             self.assertEqual(change_ids(project), self.applied(name))
             self.assertEqual('', git(self.dest / name, 'status',
                                      '--porcelain', '--untracked-files=no'))
+        # Only os-traits gets a tag (its release, OsTraitsTest).
+        for name in ('nova', 'cinder'):
+            self.assertEqual([self.projects[name].version],
+                             git(self.dest / name, 'tag').split())
 
     def test_second_stack_changes_nothing(self):
         self.assertEqual(0, self.stack('pre-install').returncode)
@@ -135,8 +162,10 @@ class DevstackPluginTest(unittest.TestCase):
                  for name in self.projects}
         result = self.stack('pre-install')
         self.assertEqual(0, result.returncode, result.stderr)
-        self.assertIn('nova: the series is already applied', result.stdout)
-        self.assertIn('cinder: the series is already applied', result.stdout)
+        for name in self.projects:
+            self.assertIn(f'{name}: the series is already applied',
+                          result.stdout)
+        self.assertNotIn('tagging', result.stdout)
         for name in self.projects:
             self.assertEqual(heads[name],
                              git(self.dest / name, 'rev-parse', 'HEAD'))
@@ -183,14 +212,6 @@ class DevstackPluginTest(unittest.TestCase):
                          self.applied('nova'))
         self.assertEqual([], self.applied('cinder'))
 
-    def test_settings_enable_volume_multiattach(self):
-        result = subprocess.run(
-            ['bash', '-c', 'function trueorfalse { echo False; }; '
-             f'source {ROOT}/devstack/settings; '
-             'echo $ENABLE_VOLUME_MULTIATTACH'],
-            text=True, capture_output=True, check=True)
-        self.assertEqual('True', result.stdout.strip())
-
     def test_test_config_sets_tempest(self):
         result = self.stack('test-config')
         self.assertEqual(0, result.returncode, result.stderr)
@@ -216,6 +237,85 @@ class DevstackPluginTest(unittest.TestCase):
             self.assertEqual(0, result.returncode, result.stderr)
         self.assertEqual(change_ids(self.projects['nova']),
                          self.applied('nova'))
+
+
+class OsTraitsTest(PluginTestCase):
+    """os-traits alone, as on a node that runs neither Nova nor Cinder
+    (placement's): it is in LIBS_FROM_GIT whatever the services, so its
+    checkout is patched and tagged all the same.
+    """
+
+    CHECKOUTS = ('os-traits',)
+    ENABLED_SERVICES = 'placement-api,tempest'
+
+    def test_os_traits_is_tagged_as_the_release_nova_requires(self):
+        # pbr versions a checkout by `git describe --exact-match` first:
+        # 3.10.0, not 3.9.1.dev1, so Nova's os-traits>=3.10.0 holds.
+        traits = self.dest / 'os-traits'
+        release = self.projects['os-traits'].release
+        self.assertEqual('3.10.0', release)
+        result = self.stack('pre-install')
+        self.assertEqual(0, result.returncode, result.stderr)
+        self.assertIn(f'os-traits: tagging the patched tree {release}',
+                      result.stdout)
+        self.assertEqual(release, git(traits, 'describe', '--exact-match',
+                                      'HEAD'))
+        self.assertEqual('tag', git(traits, 'cat-file', '-t', release))
+        message = git(traits, 'tag', '-l', '--format=%(contents)', release)
+        self.assertIn('os-traits 3.9.0 with the '
+                      'volume-multiattach-enhancements series', message)
+        self.assertIn('Not an upstream\nrelease.', message)
+
+    def test_refuses_os_traits_on_another_base(self):
+        traits = self.dest / 'os-traits'
+        (traits / 'DEVSTACK_TEST').write_text('a commit after the release\n')
+        git(traits, 'add', 'DEVSTACK_TEST')
+        git(traits, 'commit', '-q', '-m', 'Something after 3.9.0')
+        result = self.stack('pre-install')
+        self.assertEqual(1, result.returncode)
+        self.assertIn('not at os-traits 3.9.0', result.stderr)
+        self.assertIn('OS_TRAITS_BRANCH=3.9.0', result.stderr)
+        self.assertEqual([], self.applied('os-traits'))
+
+    def test_refuses_a_release_tag_it_did_not_make(self):
+        # Say upstream's own 3.10.0 was fetched: the series is not put
+        # under it, nor the tag moved.
+        traits = self.dest / 'os-traits'
+        git(traits, 'tag', '-a', '3.10.0', '-m', 'upstream 3.10.0')
+        result = self.stack('pre-install')
+        self.assertEqual(1, result.returncode)
+        self.assertIn('already has a tag 3.10.0', result.stderr)
+        self.assertEqual([], self.applied('os-traits'))
+
+    def test_refuses_a_release_tag_off_the_patched_tree(self):
+        self.assertEqual(0, self.stack('pre-install').returncode)
+        traits = self.dest / 'os-traits'
+        git(traits, 'tag', '-f', '-a', '3.10.0', '-m', 'elsewhere', '3.9.0')
+        result = self.stack('pre-install')
+        self.assertEqual(1, result.returncode)
+        self.assertIn('tag 3.10.0 that is not on the os-traits series',
+                      result.stderr)
+
+
+class SettingsTest(unittest.TestCase):
+
+    def settings(self, echo, **env):
+        return subprocess.run(
+            ['bash', '-c', 'function trueorfalse { echo False; }; '
+             f'source {ROOT}/devstack/settings; echo {echo}'],
+            text=True, capture_output=True, check=True,
+            env=dict(os.environ, **env)).stdout.strip()
+
+    def test_settings_enable_volume_multiattach(self):
+        self.assertEqual('True', self.settings('$ENABLE_VOLUME_MULTIATTACH'))
+
+    def test_settings_install_os_traits_from_git(self):
+        for before, after in (('', 'os-traits'),
+                              ('oslo.db', 'oslo.db,os-traits'),
+                              ('os-traits,oslo.db', 'os-traits,oslo.db'),
+                              ('ALL', 'ALL')):
+            self.assertEqual(after, self.settings('$LIBS_FROM_GIT',
+                                                  LIBS_FROM_GIT=before))
 
 
 if __name__ == '__main__':

@@ -93,7 +93,8 @@ class Session:
             self.authenticate()
         headers = dict(headers or {}, **{'X-Auth-Token': self.token})
         if microversion:
-            kind = 'volume' if service == 'cinder-api' else 'compute'
+            kind = {'cinder-api': 'volume', 'placement': 'placement'}.get(
+                service, 'compute')
             headers['OpenStack-API-Version'] = f'{kind} {microversion}'
         url = layout.url(service, self.VERSION_PREFIX[service] + path)
         reply = request(method, url, body, headers)

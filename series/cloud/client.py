@@ -9,6 +9,8 @@ from series.cloud import layout
 
 PREFIX = 'mae-scenario'
 MICROVERSION = '2.105'
+# The traits API of placement.
+PLACEMENT_MICROVERSION = '1.6'
 BOOT_SECONDS = 300
 
 
@@ -134,7 +136,7 @@ class Cloud:
         """
         def probe():
             server = self.server(server_id)
-            if server['status'] == 'ERROR':
+            if server['status'] == 'ERROR' and 'ERROR' not in statuses:
                 # An admin sees the fault's traceback: its last lines say
                 # where a non-Nova exception (only named in the message)
                 # was raised.
@@ -243,6 +245,45 @@ class Cloud:
                     volume['migration_status'] in (None, 'success'))
         api.wait(f'volume {volume_id} retyped to {volume_type}', probe,
                  BOOT_SECONDS)
+
+    # Placement
+
+    def provider_of(self, host):
+        """The resource provider of `host`'s compute node: its hypervisor
+        id since compute microversion 2.53.
+        """
+        found = [hypervisor['id'] for hypervisor in self.admin.get(
+            'nova-api', '/os-hypervisors/detail',
+            microversion=self.microversion)['hypervisors']
+            if hypervisor['service']['host'] == host]
+        check(len(found) == 1, f'{len(found)} compute nodes on {host}')
+        return found[0]
+
+    def traits(self, host):
+        return set(self.admin.get(
+            'placement', f'/resource_providers/{self.provider_of(host)}'
+            '/traits', microversion=PLACEMENT_MICROVERSION)['traits'])
+
+    def set_trait(self, host, trait, present):
+        """Add or remove `trait` on `host`'s provider, as an admin would;
+        again on a generation conflict (the compute writing meanwhile).
+        """
+        path = f'/resource_providers/{self.provider_of(host)}/traits'
+        for _ in range(3):
+            current = self.admin.get('placement', path,
+                                     microversion=PLACEMENT_MICROVERSION)
+            traits = set(current['traits']) - {trait}
+            if present:
+                traits.add(trait)
+            reply = self.admin.call(
+                'PUT', 'placement', path, {
+                    'traits': sorted(traits),
+                    'resource_provider_generation':
+                        current['resource_provider_generation']},
+                microversion=PLACEMENT_MICROVERSION, expect=(200, 409))
+            if reply.status == 200:
+                return
+        raise Failed(f'{path}: three generation conflicts in a row')
 
     # Compute services
 

@@ -7,8 +7,11 @@ The pristine releases are installed without their dependencies into a
 directory of their own that a service finds first on PYTHONPATH: they
 run on the cloud's virtualenv (the same pinned libraries the series
 runs on, as an operator's packages would be), with their own code, data
-files and metadata. What runs where is kept in .work/cloud/releases.json
-until `cloud down`; without it everything runs the series.
+files and metadata. The libraries Nova's series requires patched
+(os-traits, see series.cloud.venv) are the virtualenv's for both: Nova
+34.0.0 runs with the patched os-traits and just does not report its new
+trait. What runs where is kept in .work/cloud/releases.json until `cloud
+down`; without it everything runs the series.
 """
 
 import json

@@ -10,6 +10,7 @@ import subprocess
 import time
 
 from series.cloud import api
+from series.cloud.client import BOOT_SECONDS
 from series.cloud.client import check
 from series.cloud.client import Cloud
 from series.cloud.client import Failed
@@ -32,6 +33,8 @@ GUEST_SECONDS = 240
 POLL_SECONDS = 2
 SIZE_GIB = 1
 MULTI_CREATE = 4
+READ_ONLY_TRAIT = 'COMPUTE_VOLUME_READ_ONLY_ATTACH'
+PREFILTER_ATTEMPTS = 2
 
 
 def say(message):
@@ -537,6 +540,83 @@ class Scenario:
                 f'{", ".join(unchanged)}; written by design (rw or a '
                 f'migration\'s copy): {", ".join(written)}')
 
+    # 13
+    def read_only_prefilter(self):
+        """With COMPUTE_VOLUME_READ_ONLY_ATTACH removed from one host's
+        provider (as a host whose driver cannot give a guest a read-only
+        disk), no server with a read-only volume is scheduled there, at
+        create or on a move, while it still takes other servers.
+
+        The host's nova-compute puts the trait back when it next re-reads
+        its provider from placement ([compute]
+        resource_provider_association_refresh, 300 s), so the checks only
+        count if the trait is still missing after them (nothing but this
+        step removes it); otherwise they are run again, well before the
+        next re-read.
+        """
+        capable, incapable = (host.name for host in hosts.HOSTS)
+        root = self.new_volume('prefilter', image=self.cloud.image())
+        for attempt in range(1, PREFILTER_ATTEMPTS + 1):
+            self.cloud.set_trait(incapable, READ_ONLY_TRAIT, False)
+            created, error, outcome = [], None, None
+            try:
+                outcome = self.prefilter_checks(root, capable, incapable,
+                                                created)
+            except Failed as failed:
+                error = failed
+            finally:
+                for server_id in created:
+                    self.cloud.delete_server(server_id)
+                self.cloud.wait_deleted(created)
+                held = READ_ONLY_TRAIT not in self.cloud.traits(incapable)
+                self.cloud.set_trait(incapable, READ_ONLY_TRAIT, True)
+            if held:
+                if error:
+                    raise error
+                return outcome
+            say(f'attempt {attempt}: nova-compute of {incapable} put '
+                f'{READ_ONLY_TRAIT} back meanwhile; again')
+        raise Failed(f'{READ_ONLY_TRAIT} came back during each of '
+                     f'{PREFILTER_ATTEMPTS} attempts')
+
+    def prefilter_checks(self, root, capable, incapable, created):
+        def boot(name, mode, host=None):
+            reply = self.cloud.create_servers(name, [{
+                'boot_index': 0, 'uuid': root, 'source_type': 'volume',
+                'destination_type': 'volume', 'attach_mode': mode}],
+                host=host)
+            [server_id] = self.cloud.reserved(reply)
+            created.append(server_id)
+            return server_id
+
+        refused = boot('prefilter-ro-asked', 'ro', host=incapable)
+        server = self.cloud.wait_server(refused, ('ERROR',))
+        check('No valid host' in server.get('fault', {}).get('message', ''),
+              f'ro on {incapable}: {server["status"]}, fault '
+              f'{server.get("fault")}')
+        read_only = boot('prefilter-ro', 'ro')
+        read_write = boot('prefilter-rw-asked', 'rw', host=incapable)
+        for server_id, mode, expected in ((read_only, 'ro', capable),
+                                          (read_write, 'rw', incapable)):
+            host = self.cloud.wait_server(server_id)[
+                'OS-EXT-SRV-ATTR:host']
+            check(host == expected, f'{mode} server on {host}')
+
+        self.cloud.action(read_only, {'migrate': None}, admin=True)
+
+        def migration_refused():
+            summary, _ = faults.latest_action(self.cloud, read_only)
+            if summary and 'conductor_migrate_server Error' in summary:
+                return summary
+        summary = api.wait('the migration refused by the scheduler',
+                           migration_refused, BOOT_SECONDS)
+        host = self.cloud.wait_server(read_only)['OS-EXT-SRV-ATTR:host']
+        check(host == capable, f'ro server on {host} after the migration')
+        return (f'{READ_ONLY_TRAIT} removed from {incapable}: ro asked on '
+                f'{incapable} -> ERROR (No valid host); ro -> {capable}; '
+                f'rw asked on {incapable} -> ACTIVE there; cold migration '
+                f'of the ro server refused ({summary}), still on {capable}')
+
     def run(self):
         self.cloud.delete_leftovers()
         steps = [
@@ -557,6 +637,9 @@ class Scenario:
             (10, 'evacuate from a failed host', self.evacuate),
             (11, 'refusals leave nothing behind', self.refusals),
             (12, "the volumes' RBD images from the host", self.images),
+            (13, 'read-only prefilter: a host without '
+             'COMPUTE_VOLUME_READ_ONLY_ATTACH gets no server with an ro '
+             'volume', self.read_only_prefilter),
         ]
         for number, title, function in steps:
             if not self.step(number, title, function) and number == 1:

@@ -44,7 +44,7 @@ API_ROLLBACK_SQL = """\
 UPDATE request_specs
     SET spec = JSON_SET(spec, '$."nova_object.version"', '1.15')
     WHERE JSON_UNQUOTE(JSON_EXTRACT(spec, '$."nova_object.version"'))
-        = '1.16';"""
+        IN ('1.16', '1.17');"""
 API_DATABASE = 'mae_nova_api'
 REQUEST_SPEC_VERSIONS = (
     "SELECT JSON_UNQUOTE(JSON_EXTRACT(spec, '$.\"nova_object.version\"')) "

@@ -1,5 +1,8 @@
 """The real cloud's one virtualenv: every service, pinned by the
-repository's constraints, Nova and Cinder from their patched work trees.
+repository's constraints, Nova and Cinder from their patched work trees,
+and the libraries whose patched trees Nova's series requires (os-traits:
+placement syncs the standard traits from it and refuses a compute's
+trait it does not know).
 """
 
 import hashlib
@@ -26,6 +29,8 @@ RELEASES = ('keystone==30.0.0', 'openstack-placement==16.0.0',
 # 29.0.0's wheel metadata drops (its requirement carries an environment
 # marker) although neutron-db-manage imports it.
 EXTRAS = ('PyMySQL', 'libvirt-python', 'pyroute2')
+# The services run from their patched work trees; the series_requirements
+# projects.toml gives them are installed from theirs too, first.
 PATCHED = ('nova', 'cinder')
 # Debian's Ceph bindings (python3-rados, python3-rbd) for Cinder's RBD
 # driver: not on PyPI, made visible to the virtualenv.
@@ -45,14 +50,11 @@ def ensure():
     """Build the virtualenv unless its inputs are unchanged; return its
     python.
     """
-    projects = [config.get_project(name) for name in PATCHED]
-    for project in projects:
-        if not (project.tree / '.git').exists():
-            queue.apply(project)
-    constraints = envs.constraints_for(projects[0])
+    projects = patched_projects()
+    constraints = constraints_for(projects)
     inputs = [sys.version, constraints, json.dumps([RELEASES, EXTRAS])]
     for project in projects:
-        inputs += [project.version,
+        inputs += [project.name, project.version, project.installed_version,
                    (project.tree / 'requirements.txt').read_text()]
     digest = hashlib.sha256('\0'.join(inputs).encode()).hexdigest()
     venv = path()
@@ -70,12 +72,18 @@ def ensure():
     constraints_file.write_text(constraints)
     pip = [python, '-m', 'pip', 'install', '--no-input', '--progress-bar',
            'off', '-c', constraints_file]
-    # The patched trees editable, each with its own version for pbr.
+    # The patched trees editable, each with its own version for pbr: the
+    # release projects.toml gives where another series requires it
+    # (os-traits as 3.10.0, for Nova's os-traits>=3.10.0).
     for project in projects:
+        installed_as = (f', as {project.installed_version}'
+                        if project.installed_version != project.version
+                        else '')
         process.say(f'cloud: installing {project.name} {project.version} '
-                    'with its series')
+                    f'with its series{installed_as}')
         process.run([*pip, '--quiet', '-e', project.tree],
-                    env=dict(envs.PBR_ENV, PBR_VERSION=project.version))
+                    env=dict(envs.PBR_ENV,
+                             PBR_VERSION=project.installed_version))
     install = subprocess.Popen(
         [str(c) for c in (*pip, *RELEASES, *EXTRAS)],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -90,6 +98,33 @@ def ensure():
     process.say(f'cloud: virtualenv ready in '
                 f'{time.monotonic() - started:.0f}s')
     return python
+
+
+def patched_projects():
+    """The projects installed from their patched work trees, in install
+    order: each service of PATCHED after its series requirements. Missing
+    work trees are applied.
+    """
+    projects = []
+    for name in PATCHED:
+        project = config.get_project(name)
+        for required in envs.series_requirements(project):
+            if required.name not in [p.name for p in projects]:
+                projects.append(required)
+        if not (project.tree / '.git').exists():
+            queue.apply(project)
+        projects.append(project)
+    return projects
+
+
+def constraints_for(projects):
+    """upper-constraints without any of the patched projects: the lines
+    envs.constraints_for keeps for every one of them.
+    """
+    kept = [envs.constraints_for(project).splitlines(keepends=True)
+            for project in projects]
+    common = set.intersection(*map(set, kept))
+    return ''.join(line for line in kept[0] if line in common)
 
 
 def link_ceph_modules(venv):

@@ -1,0 +1,84 @@
+"""The scenario's read-only prefilter step counts its checks only while
+the trait it removed stayed removed.
+"""
+
+import unittest
+from unittest import mock
+
+from series.cloud import scenario
+from series.cloud.client import Failed
+
+
+class TraitCloud:
+    """Placement as the step sees it: whether nova-compute put the trait
+    back during each attempt.
+    """
+
+    def __init__(self, put_back):
+        self.put_back = list(put_back)
+        self.present = True
+        self.changes = []
+
+    def image(self):
+        return 'image'
+
+    def set_trait(self, host, trait, present):
+        self.changes.append((host, trait, present))
+        self.present = present
+
+    def traits(self, host):
+        if self.put_back.pop(0):
+            self.present = True
+        return {scenario.READ_ONLY_TRAIT} if self.present else set()
+
+    def delete_server(self, server_id):
+        pass
+
+    def wait_deleted(self, server_ids):
+        pass
+
+
+class ReadOnlyPrefilterTest(unittest.TestCase):
+
+    def run_step(self, put_back, checks):
+        runner = scenario.Scenario.__new__(scenario.Scenario)
+        runner.cloud = TraitCloud(put_back)
+        runner.new_volume = mock.Mock(return_value='root')
+        runner.prefilter_checks = mock.Mock(side_effect=checks)
+        with mock.patch.object(scenario, 'say'):
+            try:
+                return runner.read_only_prefilter(), runner
+            except Failed as error:
+                return error, runner
+
+    def test_checks_that_held_count(self):
+        outcome, runner = self.run_step([False], ['checked'])
+        self.assertEqual('checked', outcome)
+        self.assertEqual([False, True], [present for _, _, present in
+                                         runner.cloud.changes])
+        self.assertTrue(runner.cloud.present)
+
+    def test_checks_again_after_the_trait_came_back(self):
+        outcome, runner = self.run_step(
+            [True, False], [Failed('ro server on mae-compute-b'), 'checked'])
+        self.assertEqual('checked', outcome)
+        self.assertEqual(2, runner.prefilter_checks.call_count)
+        self.assertTrue(runner.cloud.present)
+
+    def test_a_failure_while_the_trait_was_missing_fails(self):
+        error, runner = self.run_step([False],
+                                      [Failed('ro server on mae-compute-b')])
+        self.assertIsInstance(error, Failed)
+        self.assertIn('mae-compute-b', str(error))
+        self.assertEqual(1, runner.prefilter_checks.call_count)
+        self.assertTrue(runner.cloud.present)
+
+    def test_the_trait_coming_back_every_time_fails(self):
+        error, runner = self.run_step([True, True], ['checked', 'checked'])
+        self.assertIsInstance(error, Failed)
+        self.assertIn('came back', str(error))
+        self.assertTrue(runner.cloud.present)
+
+
+if __name__ == '__main__':
+    unittest.main()
