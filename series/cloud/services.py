@@ -5,6 +5,7 @@ cloud started (same PID, same start time).
 """
 
 import dataclasses
+import datetime
 import os
 from pathlib import Path
 import signal
@@ -191,9 +192,10 @@ def libvirt_healthy(host):
                           stderr=subprocess.DEVNULL).returncode == 0
 
 
-def reported_up(admin):
+def reported_up(admin, since=None):
     """{(api service, binary, host)} of the RPC services Nova and Cinder
-    list as up, and the same with host None.
+    list as up (and, with `since`, a timezone-aware datetime, whose last
+    report is later), and the same with host None.
     """
     found = set()
     for api_service, path in (('nova-api', '/os-services'),
@@ -205,10 +207,22 @@ def reported_up(admin):
         if reply.status != 200:
             continue
         for entry in reply.body['services']:
+            if since and not reported_after(entry, since):
+                continue
             if entry['state'] == 'up' and entry['status'] == 'enabled':
                 found.add((api_service, entry['binary'], entry['host']))
                 found.add((api_service, entry['binary'], None))
     return found
+
+
+def reported_after(entry, since):
+    """Whether an os-services entry's updated_at (UTC, no offset) is
+    later than `since`.
+    """
+    if not entry.get('updated_at'):
+        return False
+    updated = datetime.datetime.fromisoformat(entry['updated_at'])
+    return updated.replace(tzinfo=datetime.timezone.utc) > since
 
 
 def health(service, admin=None, up=None):

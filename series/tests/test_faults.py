@@ -1,13 +1,16 @@
 """Tests of series.cloud.faults that need no cloud: how the RabbitMQ
-fault holds a live migration in its memory copy.
+fault holds a live migration in its memory copy, and when it restarts
+RabbitMQ and lets the migration go.
 """
 
+import datetime
 import subprocess
 import unittest
 from unittest import mock
 
 from series.cloud import faults
 from series.cloud import hosts
+from series.cloud import services
 
 
 def virsh_answering(job_types):
@@ -51,3 +54,48 @@ class ThrottleMigrationTest(unittest.TestCase):
     def test_a_job_ending_meanwhile_is_not_held(self):
         held, _ = self.throttle(['Unbounded', 'None'])
         self.assertFalse(held)
+
+
+class RabbitMQRestartTimingTest(unittest.TestCase):
+    """The RabbitMQ fault waits for the destination's Started event to be
+    handled, and for every service to report after the restart.
+    """
+
+    SERVER = '6b4164b7-fd66-4758-a5c8-6a2f0c9e1d20'
+
+    def line(self, text, server=SERVER):
+        return (f'2026-11-26 07:51:45.125 17359 INFO nova.compute.manager '
+                f'[None req-1 - - - - - -] [instance: {server}] {text}\n')
+
+    def test_started_event_handled(self):
+        started = self.line('VM Started (Lifecycle Event)')
+        self.assertFalse(faults.lifecycle_handled(started, self.SERVER))
+        for outcome in (
+                'During the sync_power process the instance has moved from '
+                'host mae-compute-b to host mae-compute-a',
+                'During sync_power_state the instance has a pending task '
+                '(migrating). Skip.'):
+            self.assertTrue(faults.lifecycle_handled(
+                started + self.line(outcome), self.SERVER))
+
+    def test_only_this_servers_event_after_its_start_counts(self):
+        handled = self.line('During sync_power_state the instance has a '
+                            'pending task (migrating). Skip.')
+        self.assertFalse(faults.lifecycle_handled(
+            handled + self.line('VM Started (Lifecycle Event)'),
+            self.SERVER))
+        self.assertFalse(faults.lifecycle_handled(
+            self.line('VM Started (Lifecycle Event)') +
+            self.line('During sync_power_state the instance has a pending '
+                      'task (migrating). Skip.', server='other'),
+            self.SERVER))
+
+    def test_reported_after_the_restart(self):
+        restarted = datetime.datetime(2026, 11, 26, 7, 51, 50,
+                                      tzinfo=datetime.timezone.utc)
+        self.assertFalse(services.reported_after(
+            {'updated_at': '2026-11-26T07:51:45.000000'}, restarted))
+        self.assertTrue(services.reported_after(
+            {'updated_at': '2026-11-26T07:52:01.000000'}, restarted))
+        self.assertFalse(services.reported_after({'updated_at': None},
+                                                 restarted))
