@@ -357,7 +357,11 @@ def rabbitmq_restarted(scenario):
 # destination has handled the incoming domain's Started event, and the
 # migration is let go only once every service has reported in after it.
 LIFECYCLE_SECONDS = 30
-LIFECYCLE_HANDLED = ('Synchronizing instance power state after lifecycle',
+# The handler's lines once its instance lookup through the conductor has
+# answered (`Checking state` is debug; the others follow it when the
+# power states agree).
+LIFECYCLE_HANDLED = ('Checking state',
+                     'Synchronizing instance power state after lifecycle',
                      'During the sync_power process',
                      'During sync_power_state')
 
@@ -369,7 +373,8 @@ def log_size(host):
 
 def lifecycle_handled(text, server_id):
     """Whether nova-compute's log `text` shows the server's Started event
-    handled (its last line about it names the outcome).
+    handled past its RPC call (seen in a run: an incoming domain is
+    paused, so the handler logs `Checking state` and then nothing).
     """
     lines = [line for line in text.splitlines()
              if f'[instance: {server_id}]' in line]

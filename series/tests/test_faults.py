@@ -71,6 +71,7 @@ class RabbitMQRestartTimingTest(unittest.TestCase):
         started = self.line('VM Started (Lifecycle Event)')
         self.assertFalse(faults.lifecycle_handled(started, self.SERVER))
         for outcome in (
+                'Checking state _get_power_state',
                 'During the sync_power process the instance has moved from '
                 'host mae-compute-b to host mae-compute-a',
                 'During sync_power_state the instance has a pending task '
