@@ -5,8 +5,8 @@ the trait it removed stayed removed.
 import unittest
 from unittest import mock
 
-from series.cloud import scenario
 from series.cloud.client import Failed
+from series.cloud import scenario
 
 
 class TraitCloud:
