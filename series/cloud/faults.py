@@ -147,35 +147,47 @@ def settle(cloud, server_ids, volume_ids, timeout=SETTLE_SECONDS):
 
 def clean(cloud, server_ids, volume_ids):
     """What an operator does with what is left, as doc/source/cloud.rst
-    documents it: a Cinder attachment with no server or BDM behind it is
-    deleted (`cinder attachment-delete`); a server's volume whose attachment is
-    missing or stuck, which Nova will not detach, gets a new attachment
-    with `nova-manage volume_attachment refresh` on the stopped server,
-    which is then started. The commands run, as text.
+    documents it: a server's volume whose attachment is missing or stuck,
+    which Nova will not detach, gets a new attachment with `nova-manage
+    volume_attachment refresh` on the stopped server, which is then
+    started; a Cinder attachment with no server or BDM behind it (among
+    them the one a refresh replaced) is deleted (`cinder
+    attachment-delete`). The commands run, as text.
     """
+    bdms, records = attachments(cloud, server_ids, volume_ids)
     done = []
+    for (server_id, volume_id), attachment_id in bdms.items():
+        record = records.get(attachment_id)
+        if server_id in server_ids and volume_id in volume_ids and (
+                record is None or record['status'] in STUCK):
+            done += refresh(cloud, server_id, volume_id)
+    if done:
+        bdms, records = attachments(cloud, server_ids, volume_ids)
+    for record in records.values():
+        if bdms.get((record['instance'], record['volume_id'])) != record['id']:
+            cloud.admin.call('DELETE', 'cinder-api',
+                             f'/{cloud.admin.project_id}/attachments/'
+                             f'{record["id"]}', microversion='3.54',
+                             expect=200)
+            done.append(f'cinder attachment-delete {record["id"]}')
+    return done
+
+
+def attachments(cloud, server_ids, volume_ids):
+    """({(server, volume): attachment id} of the BDMs of `server_ids` and
+    of the servers the volumes' attachments name, {attachment id: Cinder's
+    record} of `volume_ids`' attachments).
+    """
     bdms = {}
     for server_id in server_ids:
         bdms.update(server_bdms(cloud, server_id))
     records = {}
     for volume_id in volume_ids:
         for record in cloud.cinder_attachments(volume_id):
-            records[record['id']] = record
-            server_id = record['instance']
-            if (server_id, volume_id) not in bdms:
-                bdms.update(server_bdms(cloud, server_id))
-            if bdms.get((server_id, volume_id)) != record['id']:
-                cloud.admin.call('DELETE', 'cinder-api',
-                                 f'/{cloud.admin.project_id}/attachments/'
-                                 f'{record["id"]}', microversion='3.54',
-                                 expect=200)
-                done.append(f'cinder attachment-delete {record["id"]}')
-    for (server_id, volume_id), attachment_id in bdms.items():
-        record = records.get(attachment_id)
-        if server_id in server_ids and volume_id in volume_ids and (
-                record is None or record['status'] in STUCK):
-            done += refresh(cloud, server_id, volume_id)
-    return done
+            records[record['id']] = dict(record, volume_id=volume_id)
+            if (record['instance'], volume_id) not in bdms:
+                bdms.update(server_bdms(cloud, record['instance']))
+    return bdms, records
 
 
 def refresh(cloud, server_id, volume_id):

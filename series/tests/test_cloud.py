@@ -592,6 +592,27 @@ class TempestTest(unittest.TestCase):
             'tempest.api.compute.volumes.test_attach_volume_mode.'
             'AttachVolumeModeMultiCreateTest.test_x[id-1]'))
 
+    def test_each_test_on_one_worker(self):
+        # As stestr's --worker-file reads it: a worker runs the ids one of
+        # its regexes re.search()es.
+        workers = [[re.compile(regex) for regex in worker['worker']]
+                   for worker in json.loads(tempest.workers())]
+        volumes = 'tempest.api.compute.volumes.'
+        first = (volumes + 'test_attach_volume.AttachVolumeMultiAttachTest.'
+                 'test_x[id-1]',
+                 volumes + 'test_attach_volume_mode.AttachVolumeModeTest.'
+                 'test_x[id-1]')
+        second = (volumes + 'test_attach_volume.AttachVolumeTestJSON.'
+                  'test_x[id-1]',
+                  volumes + 'test_attach_volume_negative.AttachVolume'
+                  'NegativeTest.test_x[id-1]',
+                  'tempest.api.compute.admin.test_migrations.Migrations'
+                  'AdminTest.test_cold_migration[id-1]')
+        for test in first + second:
+            on = [number for number, regexes in enumerate(workers)
+                  if any(regex.search(test) for regex in regexes)]
+            self.assertEqual([0 if test in first else 1], on, test)
+
     def test_other_lines(self):
         self.assertIsNone(tempest.skipped(
             '{0} tempest.api.x.Test.test_y [1.2s] ... ok'))

@@ -1,6 +1,6 @@
 """Tests of series.cloud.faults that need no cloud: how the RabbitMQ
 fault holds a live migration in its memory copy, and when it restarts
-RabbitMQ and lets the migration go.
+RabbitMQ and lets the migration go; what the operator's clean-up runs.
 """
 
 import datetime
@@ -100,3 +100,66 @@ class RabbitMQRestartTimingTest(unittest.TestCase):
             {'updated_at': '2026-11-26T07:52:01.000000'}, restarted))
         self.assertFalse(services.reported_after({'updated_at': None},
                                                  restarted))
+
+
+class AttachmentsCloud:
+    """Nova's BDMs and Cinder's attachment records as clean() sees them;
+    a refresh gives the BDM a new attachment and leaves the old record.
+    """
+
+    def __init__(self, bdms, records):
+        self.bdms = bdms
+        self.records = records
+        self.deleted = []
+        self.admin = mock.Mock(project_id='project')
+        self.admin.call.side_effect = self.delete
+
+    def delete(self, method, service, path, **kwargs):
+        attachment_id = path.rsplit('/', 1)[1]
+        self.deleted.append(attachment_id)
+        self.records = [record for record in self.records
+                        if record['id'] != attachment_id]
+
+    def cinder_attachments(self, volume_id):
+        return [record for record in self.records
+                if record['volume_id'] == volume_id]
+
+    def server_bdms(self, cloud, server_id):
+        return {key: attachment_id
+                for key, attachment_id in self.bdms.items()
+                if key[0] == server_id}
+
+    def refresh(self, cloud, server_id, volume_id):
+        self.bdms[server_id, volume_id] = 'new'
+        self.records.append({'id': 'new', 'instance': server_id,
+                             'volume_id': volume_id, 'status': 'attached'})
+        return [f'refresh {server_id} {volume_id}']
+
+
+class CleanTest(unittest.TestCase):
+
+    def clean(self, cloud):
+        with mock.patch.object(faults, 'server_bdms', cloud.server_bdms), \
+                mock.patch.object(faults, 'refresh', cloud.refresh):
+            return faults.clean(cloud, ['server'], ['volume'])
+
+    def test_the_attachment_a_refresh_replaced_is_deleted_at_once(self):
+        cloud = AttachmentsCloud(
+            {('server', 'volume'): 'stuck'},
+            [{'id': 'stuck', 'instance': 'server', 'volume_id': 'volume',
+              'status': 'attaching'}])
+        self.assertEqual(['refresh server volume',
+                          'cinder attachment-delete stuck'],
+                         self.clean(cloud))
+        self.assertEqual(['new'], [record['id'] for record in cloud.records])
+
+    def test_an_attachment_without_a_bdm_is_deleted(self):
+        cloud = AttachmentsCloud(
+            {('server', 'volume'): 'good'},
+            [{'id': 'good', 'instance': 'server', 'volume_id': 'volume',
+              'status': 'attached'},
+             {'id': 'orphan', 'instance': 'gone', 'volume_id': 'volume',
+              'status': 'reserved'}])
+        self.assertEqual(['cinder attachment-delete orphan'],
+                         self.clean(cloud))
+        self.assertEqual(['orphan'], cloud.deleted)
