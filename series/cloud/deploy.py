@@ -368,10 +368,25 @@ def up():
         f'in {path.relative_to(config.ROOT)}')
 
 
+def keep_last_run():
+    """Move the cloud's logs and reports to layout.last_run(), in place
+    of the previous cloud's; their names, or none when it had none.
+    """
+    kept = [name for name in layout.KEPT_BY_DOWN
+            if (layout.directory() / name).exists()]
+    if kept:
+        shutil.rmtree(layout.last_run(), ignore_errors=True)
+        layout.last_run().mkdir(parents=True)
+        for name in kept:
+            shutil.move(layout.directory() / name, layout.last_run() / name)
+    return kept
+
+
 def down():
     """Stop what up started (by PID), each host's domains first, remove
     its databases, RabbitMQ virtual host, Ceph cluster and state; keep
-    the virtualenv and the guest image.
+    the virtualenv and the guest image, and the logs and reports in
+    layout.last_run().
     """
     for host in hosts.HOSTS:
         removed = hosts.remove_domains(host)
@@ -395,6 +410,10 @@ def down():
                 f"\nDROP USER IF EXISTS '{layout.DB_USER}'@'{layout.HOST}';")
     if shutil.which('rabbitmqctl'):
         rabbitmqctl('delete_vhost', layout.RABBIT_VHOST, check=False)
+    kept = keep_last_run()
+    if kept:
+        say(f'{", ".join(kept)} kept in '
+            f'{layout.last_run().relative_to(config.ROOT)}')
     keep = guest.guest_dir()
     for entry in (layout.directory().iterdir()
                   if layout.directory().exists() else ()):

@@ -35,6 +35,15 @@ def directory():
     return config.ROOT / '.work' / 'cloud'
 
 
+def last_run():
+    """Where `down` keeps the logs and reports of the cloud it removed."""
+    return config.ROOT / '.work' / 'cloud-last'
+
+
+# What `down` keeps of a cloud, in last_run().
+KEPT_BY_DOWN = ('log', 'report.json', 'upgrade.json')
+
+
 def etc(service=''):
     return directory() / 'etc' / service
 

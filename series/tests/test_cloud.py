@@ -259,6 +259,31 @@ class ConfigsTest(RootTestCase):
                       .read_text())
 
 
+class KeepLastRunTest(RootTestCase):
+
+    def test_logs_and_reports_replace_the_previous_ones(self):
+        cloud = layout.directory()
+        (cloud / 'log').mkdir(parents=True)
+        (cloud / 'log' / 'nova-api.log').write_text('api')
+        (cloud / 'report.json').write_text('{}')
+        (cloud / 'clouds.yaml').write_text('clouds: {}')
+        (layout.last_run() / 'log').mkdir(parents=True)
+        (layout.last_run() / 'upgrade.json').write_text('{}')
+        self.assertEqual(['log', 'report.json'], deploy.keep_last_run())
+        self.assertEqual(['log', 'report.json'],
+                         sorted(path.name for path in
+                                layout.last_run().iterdir()))
+        self.assertEqual('api', (layout.last_run() / 'log' /
+                                 'nova-api.log').read_text())
+        self.assertEqual(['clouds.yaml'],
+                         [path.name for path in cloud.iterdir()])
+
+    def test_nothing_to_keep_leaves_the_previous_run(self):
+        (layout.last_run() / 'log').mkdir(parents=True)
+        self.assertEqual([], deploy.keep_last_run())
+        self.assertTrue((layout.last_run() / 'log').is_dir())
+
+
 class KeystoneBootstrapTest(RootTestCase):
 
     def test_password_never_reads_as_an_option(self):
