@@ -2,12 +2,15 @@
 
 import os
 import subprocess
+import sys
 
 from series import config
 
 
 def say(*args):
-    print(*args, flush=True)
+    # One write per line: CI prints from two threads at once.
+    sys.stdout.write(' '.join(map(str, args)) + '\n')
+    sys.stdout.flush()
 
 
 def run(cmd, cwd=None, env=None, check=True, capture=True, input=None):

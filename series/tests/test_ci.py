@@ -2,6 +2,8 @@
 
 import os
 import subprocess
+import threading
+import unittest
 from unittest import mock
 
 from series import ci
@@ -162,6 +164,29 @@ class RealCloudTest(base.SeriesTestCase):
         self.assertEqual((0, ci.upgrade.PHASES + 1, 'cloud upgrade: a cloud '
                           'is up'), (results[-1].passed, results[-1].failed,
                                      results[-1].error))
+
+
+class SideBySideTest(unittest.TestCase):
+
+    def test_both_run_at_once_and_both_results_come_back(self):
+        foreground_started = threading.Event()
+
+        def background():
+            # Only true if the foreground runs meanwhile.
+            return ['cloud'] if foreground_started.wait(10) else []
+
+        def foreground():
+            foreground_started.set()
+            return ['cinder']
+        self.assertEqual(['cinder', 'cloud'],
+                         ci.side_by_side(background, foreground))
+
+    def test_a_failed_preparation_is_said_not_raised(self):
+        def build():
+            raise config.SeriesError('pip failed')
+        with mock.patch.object(ci.process, 'say') as say:
+            ci.prepare(build)
+        say.assert_called_once_with('build: pip failed')
 
 
 class TimingsTest(base.SeriesTestCase):
