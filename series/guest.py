@@ -33,6 +33,13 @@ in a slot of its own near the end of the disk (two sectors chosen from
 the instance UUID, which the guest reads from its SMBIOS data), and the
 bytes it writes name the instance, boot and round.
 
+A server with a port and a config drive (Nova's, ISO 9660 on the CD-ROM
+drive) is also reachable over SSH, as tempest's validation needs: the
+guest takes its port's address from network_data.json and the keys from
+meta_data.json, and runs Debian's dropbear (keys only); Debian's lsblk
+and a `sudo` that just runs its command (the guest has only root) are
+there for tempest's commands.
+
 `serial` is the disk's serial number (Nova sets it to the volume id,
 which virtio cuts to 20 characters; `-` when it has none). `boot` is the
 start of the guest's boot id and `seq` counts rounds since that boot:
@@ -42,6 +49,7 @@ a line printed before a reboot or a move is told apart from one after.
 import dataclasses
 import errno
 import gzip
+import hashlib
 import io
 import os
 from pathlib import Path
@@ -53,13 +61,19 @@ import tempfile
 from series import config
 from series import process
 
-# The modules the kernel needs for virtio disks, in load order.
-VIRTIO_MODULES = ('virtio_ring', 'virtio', 'virtio_pci_modern_dev',
-                  'virtio_pci_legacy_dev', 'virtio_pci', 'virtio_blk')
+# The modules the guest loads (with those they need, from the kernel's
+# modules.dep): virtio disks and network card, and the CD-ROM drive of
+# Nova's config drive (IDE on the pc machine type, SATA on q35).
+BOOT_MODULES = ('virtio_pci', 'virtio_blk', 'virtio_net', 'ata_piix', 'ahci',
+                'sr_mod', 'isofs')
+# What tempest runs in the guest over SSH, copied from this machine with
+# the shared libraries they load.
+PROGRAMS = {'bin/dropbear': '/usr/sbin/dropbear',
+            'bin/lsblk': '/usr/bin/lsblk'}
 WRITE_MODULE = Path(__file__).with_name('guest_write.c')
 PACKAGES = ('linux-image-amd64', 'linux-headers-<kernel version>',
             'busybox-static', 'syslinux', 'syslinux-common', 'mtools',
-            'dosfstools', 'gcc', 'make')
+            'dosfstools', 'gcc', 'make', 'dropbear-bin', 'util-linux')
 IMAGE_MIB = 48
 REPORT_SECONDS = 3
 SERIAL_CHARS = 20
@@ -83,9 +97,35 @@ mkdir -p /proc /sys /dev /tmp
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
-for module in {' '.join(VIRTIO_MODULES)}; do
+for module in $(cat /modules/order); do
     insmod /modules/$module.ko 2>/dev/null
 done
+# Nova's config drive, when the server has one: the SSH keys and the
+# address of the server's port, for tempest's SSH validation.
+mkdir -p /config
+for cdrom in /dev/sr0 /dev/sr1; do
+    mount -t iso9660 -o ro $cdrom /config 2>/dev/null && break
+done
+latest=/config/openstack/latest
+if [ -f $latest/meta_data.json ]; then
+    value() {{
+        grep -o "\\"$1\\": *\\"[^\\"]*\\"" $latest/network_data.json |
+            head -n 1 | sed 's/.*: *"//; s/"$//'
+    }}
+    mac=$(value ethernet_mac_address)
+    address=$(value ip_address)
+    for nic in /sys/class/net/*; do
+        [ -n "$mac" ] && [ "$(cat $nic/address)" = "$mac" ] || continue
+        ifconfig ${{nic##*/}} $address netmask $(value netmask) up
+    done
+    grep -oE '(ssh|ecdsa)-[a-z0-9-]+ [A-Za-z0-9+/=]+' \\
+        $latest/meta_data.json > /root/.ssh/authorized_keys
+    chmod 600 /root/.ssh/authorized_keys
+    # Keys only (-s); host keys made at the first connection (-R).
+    dropbear -R -s -p 22 -P /tmp/dropbear.pid
+    echo "guest-network mac=${{mac:--}} address=${{address:--}}" \\
+         "keys=$(wc -l < /root/.ssh/authorized_keys)"
+fi
 boot=$(cut -c1-8 /proc/sys/kernel/random/boot_id)
 uuid=$(cat /sys/class/dmi/id/product_uuid 2>/dev/null)
 uuid=${{uuid:-00000000-0000-0000-0000-000000000000}}
@@ -138,14 +178,14 @@ def guest_dir():
 
 
 def kernel():
-    """(vmlinuz, modules directory, version) of Debian's installed
-    kernel.
+    """(vmlinuz, modules directory /lib/modules/VERSION, version) of
+    Debian's installed kernel.
     """
     kernels = sorted(Path('/boot').glob('vmlinuz-*'))
     for vmlinuz in reversed(kernels):
         version = vmlinuz.name.removeprefix('vmlinuz-')
-        modules = Path('/lib/modules') / version / 'kernel' / 'drivers'
-        if (modules / 'block' / 'virtio_blk.ko').exists():
+        modules = Path('/lib/modules') / version
+        if (modules / 'kernel/drivers/block/virtio_blk.ko').exists():
             return vmlinuz, modules, version
     raise config.SeriesError(
         'no Debian kernel with virtio_blk.ko under /boot and /lib/modules: '
@@ -170,12 +210,34 @@ def write_module(version, directory):
     return module.read_bytes()
 
 
-def module_path(drivers, name):
-    found = sorted(drivers.rglob(f'{name}.ko'))
-    if not found:
-        raise config.SeriesError(f'kernel module {name}.ko not found under '
-                                 f'{drivers}')
-    return found[0]
+def load_order(modules_dep, names):
+    """The paths (as modules.dep gives them) of the modules `names` and of
+    every module they need, each after those it needs. modules.dep lists
+    all that a module needs, the last first to load.
+    """
+    needs = {}
+    for line in modules_dep.splitlines():
+        module, _, needed = line.partition(':')
+        needs[module] = needed.split()
+    by_name = {Path(module).name.removesuffix('.ko'): module
+               for module in needs}
+    order = []
+    for name in names:
+        if name not in by_name:
+            raise config.SeriesError(f'kernel module {name}.ko is not in '
+                                     'modules.dep')
+        for module in [*reversed(needs[by_name[name]]), by_name[name]]:
+            if module not in order:
+                order.append(module)
+    return order
+
+
+def shared_libraries(ldd_output):
+    """The paths of the libraries (the loader included) in the output of
+    ldd.
+    """
+    return [found.group(1) for found in re.finditer(
+        r'^\s*(?:\S+ => )?(/\S+) \(0x', ldd_output, re.M)]
 
 
 def cpio_newc(entries):
@@ -210,26 +272,76 @@ def is_static(path):
                != PT_INTERP for i in range(count))
 
 
-def initramfs(drivers, write_ko):
+FILES = {'etc/passwd': 'root:*:0:0:root:/root:/bin/sh\n',
+         'etc/group': 'root:x:0:\n',
+         'etc/shells': '/bin/sh\n',
+         # tempest runs its commands as `sudo ...`; the guest has only root.
+         'bin/sudo': '#!/bin/sh\nexec "$@"\n'}
+
+
+def initramfs(modules, write_ko):
     busybox = shutil.which('busybox') or '/bin/busybox'
     if not is_static(busybox):
         raise config.SeriesError(f'{busybox} is not statically linked: '
                                  'install busybox-static')
     directory, regular = stat.S_IFDIR | 0o755, stat.S_IFREG
-    entries = [('bin', directory, b'', (0, 0)),
-               ('dev', directory, b'', (0, 0)),
+    entries = [('dev', directory, b'', (0, 0)),
                # The kernel opens it for init's output before init runs.
                ('dev/console', stat.S_IFCHR | 0o600, b'', (5, 1)),
-               ('modules', directory, b'', (0, 0)),
+               ('root', stat.S_IFDIR | 0o700, b'', (0, 0)),
+               ('root/.ssh', stat.S_IFDIR | 0o700, b'', (0, 0)),
+               ('etc/dropbear', directory, b'', (0, 0)),
                ('bin/busybox', regular | 0o755, Path(busybox).read_bytes(),
                 (0, 0)),
                ('init', regular | 0o755, INIT.encode(), (0, 0))]
-    for name in VIRTIO_MODULES:
-        entries.append((f'modules/{name}.ko', regular | 0o644,
-                        module_path(drivers, name).read_bytes(), (0, 0)))
+    entries += [(path, regular | (0o755 if path.startswith('bin/') else 0o644),
+                 text.encode(), (0, 0)) for path, text in FILES.items()]
+    for path, program in PROGRAMS.items():
+        if not Path(program).exists():
+            raise config.SeriesError(f'{program} is missing: install '
+                                     f'{" ".join(PACKAGES)}')
+        entries.append((path, regular | 0o755, Path(program).read_bytes(),
+                        (0, 0)))
+        ldd = process.run(['ldd', program]).stdout
+        for library in shared_libraries(ldd):
+            entries.append((library.lstrip('/'), regular | 0o755,
+                            Path(library).read_bytes(), (0, 0)))
+    order = load_order((modules / 'modules.dep').read_text(), BOOT_MODULES)
+    entries.append(('modules/order', regular | 0o644,
+                    ''.join(f'{Path(module).name.removesuffix(".ko")}\n'
+                            for module in order).encode(), (0, 0)))
+    for module in order:
+        entries.append((f'modules/{Path(module).name}', regular | 0o644,
+                        (modules / module).read_bytes(), (0, 0)))
     entries.append(('modules/guest_write.ko', regular | 0o644, write_ko,
                     (0, 0)))
-    return gzip.compress(cpio_newc(entries), mtime=0)
+    return gzip.compress(cpio_newc(with_directories(entries)), mtime=0)
+
+
+def with_directories(entries):
+    """`entries` with an entry before them for each parent directory that
+    has none, each path once (the first wins).
+    """
+    seen, result = set(), []
+    for entry in entries:
+        parts = Path(entry[0]).parts
+        for depth in range(1, len(parts)):
+            parent = '/'.join(parts[:depth])
+            if parent not in seen:
+                seen.add(parent)
+                result.append((parent, stat.S_IFDIR | 0o755, b'', (0, 0)))
+        if entry[0] not in seen:
+            seen.add(entry[0])
+            result.append(entry)
+    return result
+
+
+def version():
+    """A digest of what the image is made of here (not of Debian's
+    packages): a new one when the init, the files or the modules change.
+    """
+    return hashlib.sha256(repr((INIT, FILES, BOOT_MODULES, PROGRAMS)).encode()
+                          + WRITE_MODULE.read_bytes()).hexdigest()[:16]
 
 
 def build(path=None):
@@ -239,7 +351,7 @@ def build(path=None):
         if not shutil.which(tool):
             raise config.SeriesError(f'{tool} is missing: install '
                                      f'{" ".join(PACKAGES)}')
-    vmlinuz, drivers, version = kernel()
+    vmlinuz, modules, version = kernel()
     path.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=path.parent) as tmp:
         write_ko = write_module(version, tmp)
@@ -249,7 +361,7 @@ def build(path=None):
         process.run(['mkfs.fat', '-n', 'GUEST', image])
         process.run(['syslinux', '--install', image])
         files = {'vmlinuz': vmlinuz.read_bytes(),
-                 'initrd': initramfs(drivers, write_ko),
+                 'initrd': initramfs(modules, write_ko),
                  'syslinux.cfg': SYSLINUX_CFG.encode()}
         for name, data in files.items():
             (Path(tmp) / name).write_bytes(data)

@@ -1,7 +1,6 @@
 """`cloud up`, `cloud down` and `cloud status`."""
 
 import concurrent.futures
-import hashlib
 import json
 import os
 import shutil
@@ -213,8 +212,7 @@ def compute_content(admin, image_path):
                 'name': name, 'ram': ram, 'vcpus': 1, 'disk': 1}},
                 expect=200)
     # A guest whose init changed replaces the one uploaded before.
-    version = hashlib.sha256(guest.INIT.encode() +
-                             guest.WRITE_MODULE.read_bytes()).hexdigest()[:16]
+    version = guest.version()
     images = admin.get('glance-api', f'/images?name={IMAGE}')['images']
     for image in images:
         if image.get('mae_guest_init') != version:

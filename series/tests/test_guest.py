@@ -1,12 +1,16 @@
 """Tests of series.guest: the real cloud's guest, booted under QEMU.
 
-The boot test needs Debian's qemu-system-x86, linux-image-amd64,
-busybox-static, syslinux, mtools and dosfstools (tools/setup-test-host
+The boot tests need Debian's qemu-system-x86, linux-image-amd64,
+busybox-static, syslinux, mtools and dosfstools, and the SSH test also
+dropbear-bin, openssh-client and genisoimage (tools/setup-test-host
 installs them for CI).
 """
 
+import hashlib
+import json
 from pathlib import Path
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -17,6 +21,9 @@ from series import guest
 
 TOOLS = ('qemu-system-x86_64', 'syslinux', 'mcopy', 'mkfs.fat', 'busybox')
 MISSING = [tool for tool in TOOLS if not shutil.which(tool)]
+SSH_TOOLS = ('ssh', 'ssh-keygen', 'genisoimage', 'dropbear')
+SSH_MISSING = [tool for tool in (*TOOLS, *SSH_TOOLS)
+               if not shutil.which(tool, path='/usr/sbin:/usr/bin:/bin')]
 
 
 def line(boot, seq, disk, ro=0, bypass=0, write='OK', serial='-'):
@@ -80,6 +87,58 @@ class StaticTest(unittest.TestCase):
         # not start in it.
         self.assertFalse(guest.is_static(sys.executable))
         self.assertFalse(guest.is_static(__file__))
+
+
+class LoadOrderTest(unittest.TestCase):
+
+    MODULES_DEP = (
+        'kernel/fs/isofs/isofs.ko: kernel/drivers/cdrom/cdrom.ko\n'
+        'kernel/drivers/cdrom/cdrom.ko:\n'
+        'kernel/drivers/scsi/sr_mod.ko: kernel/drivers/scsi/scsi_mod.ko '
+        'kernel/drivers/scsi/scsi_common.ko kernel/drivers/cdrom/cdrom.ko\n'
+        'kernel/drivers/scsi/scsi_mod.ko: kernel/drivers/scsi/scsi_common.ko'
+        '\n'
+        'kernel/drivers/scsi/scsi_common.ko:\n')
+
+    def test_each_module_after_those_it_needs_once(self):
+        self.assertEqual(
+            ['kernel/drivers/cdrom/cdrom.ko',
+             'kernel/drivers/scsi/scsi_common.ko',
+             'kernel/drivers/scsi/scsi_mod.ko',
+             'kernel/drivers/scsi/sr_mod.ko', 'kernel/fs/isofs/isofs.ko'],
+            guest.load_order(self.MODULES_DEP, ('sr_mod', 'isofs')))
+
+    def test_unknown_module(self):
+        self.assertRaisesRegex(Exception, 'virtio_net.ko is not in',
+                               guest.load_order, self.MODULES_DEP,
+                               ('virtio_net',))
+
+
+class LibrariesTest(unittest.TestCase):
+
+    def test_libraries_and_loader_of_ldd_output(self):
+        output = (
+            '\tlinux-vdso.so.1 (0x00007ffd)\n'
+            '\tlibz.so.1 => /lib/x86_64-linux-gnu/libz.so.1 (0x00007f11)\n'
+            '\tlibc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x00007f12)\n'
+            '\t/lib64/ld-linux-x86-64.so.2 (0x00007f13)\n')
+        self.assertEqual(['/lib/x86_64-linux-gnu/libz.so.1',
+                          '/lib/x86_64-linux-gnu/libc.so.6',
+                          '/lib64/ld-linux-x86-64.so.2'],
+                         guest.shared_libraries(output))
+
+    def test_parent_directories_first_and_each_path_once(self):
+        regular = 0o100644
+        entries = guest.with_directories([
+            ('root', 0o40700, b'', (0, 0)),
+            ('root/.ssh/authorized_keys', regular, b'key', (0, 0)),
+            ('lib/a.so', regular, b'a', (0, 0)),
+            ('lib/a.so', regular, b'again', (0, 0))])
+        self.assertEqual(
+            [('root', 0o40700), ('root/.ssh', 0o40755),
+             ('root/.ssh/authorized_keys', regular), ('lib', 0o40755),
+             ('lib/a.so', regular)],
+            [(name, mode) for name, mode, _, _ in entries])
 
 
 class CpioTest(unittest.TestCase):
@@ -166,3 +225,115 @@ class BootTest(unittest.TestCase):
                 self.assertIn(via, data)
             self.assertEqual(b'\x5a' * (sector * 512),
                              written[:sector * 512])
+
+
+def free_port():
+    with socket.socket() as probe:
+        probe.bind(('127.0.0.1', 0))
+        return probe.getsockname()[1]
+
+
+@unittest.skipIf(SSH_MISSING, f'missing {", ".join(SSH_MISSING)} (tools/'
+                 'setup-test-host installs them)')
+class SshTest(unittest.TestCase):
+    """The guest as tempest's SSH checks find it in the cloud: its address
+    and key from a config drive as Nova writes it (a CD-ROM on the SATA
+    bus of the q35 machine), the commands tempest runs over SSH.
+    """
+
+    MAC = '52:54:00:12:34:56'
+
+    def config_drive(self, tmp, public_key):
+        latest = tmp / 'drive' / 'openstack' / 'latest'
+        latest.mkdir(parents=True)
+        (latest / 'meta_data.json').write_text(json.dumps({
+            'uuid': BootTest.UUID, 'public_keys': {'key': public_key}}))
+        # QEMU's user network gives the guest 10.0.2.15 as Neutron would.
+        (latest / 'network_data.json').write_text(json.dumps({
+            'links': [{'id': 'tap1', 'type': 'macvtap', 'mtu': 1500,
+                       'ethernet_mac_address': self.MAC}],
+            'networks': [{'id': 'network0', 'type': 'ipv4', 'link': 'tap1',
+                          'ip_address': '10.0.2.15',
+                          'netmask': '255.255.255.0',
+                          'routes': [{'network': '0.0.0.0',
+                                      'netmask': '0.0.0.0',
+                                      'gateway': '10.0.2.2'}]}],
+            'services': []}))
+        subprocess.run(['genisoimage', '-quiet', '-o', tmp / 'drive.iso',
+                        '-V', 'config-2', '-J', '-r', tmp / 'drive'],
+                       check=True)
+        return tmp / 'drive.iso'
+
+    def ssh(self, tmp, port, command):
+        return subprocess.run(
+            ['ssh', '-i', tmp / 'key', '-p', str(port), '-o', 'BatchMode=yes',
+             '-o', 'StrictHostKeyChecking=no', '-o',
+             'UserKnownHostsFile=/dev/null', '-o', 'ConnectTimeout=5',
+             '-o', 'LogLevel=ERROR', 'root@127.0.0.1',
+             # What tempest puts before each command (ssh_shell_prologue).
+             'set -eu -o pipefail; PATH=$PATH:/sbin:/usr/sbin; ' + command],
+            capture_output=True, text=True, timeout=60)
+
+    def test_tempest_commands_over_ssh(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            tmp = Path(tmp)
+            image = guest.build(tmp / 'guest.img')
+            subprocess.run(['ssh-keygen', '-q', '-t', 'ecdsa', '-b', '384',
+                            '-N', '', '-f', tmp / 'key'], check=True)
+            drive = self.config_drive(tmp, (tmp / 'key.pub').read_text())
+            size = 8 << 20
+            for name in ('ro', 'rw'):
+                (tmp / f'{name}.img').write_bytes(b'\x5a' * size)
+            port = free_port()
+            qemu = subprocess.Popen([
+                'qemu-system-x86_64', '-machine', 'q35,accel=tcg', '-m', '256',
+                '-uuid', BootTest.UUID, '-nographic', '-no-reboot',
+                '-monitor', 'none', '-serial', f'file:{tmp / "console.log"}',
+                '-drive', f'file={image},format=raw,if=none,id=boot,'
+                'snapshot=on',
+                '-device', 'virtio-blk-pci,drive=boot,bootindex=0',
+                '-drive', f'file={drive},format=raw,if=none,id=drive,'
+                'media=cdrom,readonly=on', '-device', 'ide-cd,drive=drive',
+                '-drive', f'file={tmp / "ro.img"},format=raw,if=none,id=ro,'
+                'readonly=on', '-device', 'virtio-blk-pci,drive=ro',
+                '-drive', f'file={tmp / "rw.img"},format=raw,if=none,id=rw',
+                '-device', 'virtio-blk-pci,drive=rw',
+                '-netdev', f'user,id=net,hostfwd=tcp:127.0.0.1:{port}-:22',
+                '-device', f'virtio-net-pci,netdev=net,mac={self.MAC}'],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            self.addCleanup(qemu.wait)
+            self.addCleanup(qemu.kill)
+            deadline = time.monotonic() + 120
+            while self.ssh(tmp, port, 'true').returncode != 0:
+                if time.monotonic() > deadline:
+                    self.fail('no SSH in 120 s; the console:\n' + (
+                        tmp / 'console.log').read_text(errors='replace'))
+                time.sleep(2)
+            listing = self.ssh(tmp, port, 'lsblk -lb --nodeps').stdout
+            # NAME MAJ:MIN RM SIZE RO TYPE MOUNTPOINTS
+            self.assertEqual(
+                {'vda': 'disk', 'vdb': 'disk', 'vdc': 'disk', 'sr0': 'rom'},
+                {line.split()[0]: line.split()[5]
+                 for line in listing.splitlines()[1:]})
+            self.assertEqual(['1', '0'], [self.ssh(
+                tmp, port, f'cat /sys/block/{disk}/ro').stdout.strip()
+                for disk in ('vdb', 'vdc')])
+            write = ('sudo dd if=/dev/urandom of=/dev/{} bs=1M count=1 '
+                     'oflag=direct')
+            refused = self.ssh(tmp, port, write.format('vdb'))
+            self.assertNotEqual(0, refused.returncode)
+            self.assertIn("dd: error writing '/dev/vdb': Operation not "
+                          "permitted", refused.stderr)
+            self.assertEqual(0, self.ssh(tmp, port,
+                                         write.format('vdc')).returncode)
+            checksum = ('sudo dd if=/dev/{} bs=1M count=1 iflag=direct '
+                        '2>/dev/null | md5sum')
+            sums = [self.ssh(tmp, port, checksum.format(disk)).stdout
+                    for disk in ('vdb', 'vdc')]
+            qemu.kill()
+            self.assertEqual(b'\x5a' * size, (tmp / 'ro.img').read_bytes())
+            written = (tmp / 'rw.img').read_bytes()
+            self.assertNotEqual(b'\x5a' * (1 << 20), written[:1 << 20])
+            self.assertEqual([hashlib.md5(b'\x5a' * (1 << 20)).hexdigest(),
+                              hashlib.md5(written[:1 << 20]).hexdigest()],
+                             [output.split()[0] for output in sums])
