@@ -6,6 +6,7 @@ import shutil
 
 from series.cloud import hosts
 from series.cloud import layout
+from series.cloud import network
 from series.cloud import venv
 from series import config
 
@@ -329,34 +330,69 @@ lock_path = {state / 'lock'}
 
 
 def neutron():
+    """neutron.conf and ml2_conf.ini of neutron-api and neutron-rpc-server,
+    and for each compute host macvtap-<key>.conf, its agent's
+    (series.cloud.network).
+    """
     state = layout.directory() / 'neutron'
     etc = layout.etc('neutron')
     shutil.copy(venv.path() / 'etc' / 'neutron' / 'api-paste.ini',
                 etc / 'api-paste.ini')
-    return {'neutron.conf': common(state, f"""\
+    files = {f'macvtap-{host.key}.conf': macvtap_agent(host)
+             for host in hosts.HOSTS}
+    files['neutron.conf'] = common(state, f"""\
 core_plugin = ml2
 # Not for routers: neutron 29.0.0's port listing needs the port
 # forwarding model, which only the router plugin's module loads.
 service_plugins = router
 auth_strategy = keystone
 api_paste_config = {etc / 'api-paste.ini'}
-notify_nova_on_port_status_changes = false
-notify_nova_on_port_data_changes = false
+rpc_workers = 1
+rpc_state_report_workers = 1
 """) + f"""\
 [database]
 connection = {layout.database_url('mae_neutron')}
 
 {authtoken('neutron', 'network')}
-{auth('nova', 'nova')}""",
-            # No agents: servers here have no ports ("networks": "none"),
-            # Nova only asks Neutron about ports and extensions.
-            'ml2_conf.ini': """\
+{auth('nova', 'nova')}"""
+    files['ml2_conf.ini'] = f"""\
 [ml2]
 type_drivers = flat
 tenant_network_types =
-mechanism_drivers =
+mechanism_drivers = macvtap
 extension_drivers = port_security
-"""}
+
+[ml2_type_flat]
+flat_networks = {network.PHYSNET}
+"""
+    return files
+
+
+# The privsep contexts of Neutron's agents (neutron/privileged).
+NEUTRON_PRIVSEP = ('privsep', 'privsep_dhcp_release', 'privsep_ovs_vsctl',
+                   'privsep_namespace', 'privsep_conntrack', 'privsep_link')
+
+
+def macvtap_agent(host):
+    """The macvtap agent of a compute host, read after neutron.conf."""
+    conf = layout.etc('neutron') / f'macvtap-{host.key}.conf'
+    return f"""\
+[DEFAULT]
+host = {host.name}
+
+[macvtap]
+physical_interface_mappings = {network.PHYSNET}:{network.lower_device(host)}
+
+[agent]
+# A new server's port goes active, and Nova starts the guest, once the
+# agent has seen its macvtap device.
+polling_interval = 1
+
+[securitygroup]
+# Macvtap filters nothing.
+firewall_driver = noop
+
+{privsep(conf, *NEUTRON_PRIVSEP)}"""
 
 
 def uwsgi(name, module, env, pyargv='', processes=1):

@@ -12,6 +12,7 @@ from series.cloud import api
 from series.cloud import configs
 from series.cloud import hosts
 from series.cloud import layout
+from series.cloud import network
 from series.cloud import releases
 from series.cloud import services
 from series.cloud import venv
@@ -20,6 +21,10 @@ from series import guest
 from series import process
 
 IMAGE = 'mae-guest'
+# The same guest for tempest, whose servers have a port: Nova gives each
+# a config drive, from which the guest takes its address and SSH keys.
+SSH_IMAGE = 'mae-guest-ssh'
+IMAGES = {IMAGE: {}, SSH_IMAGE: {'img_config_drive': 'mandatory'}}
 FLAVORS = (('mae.tiny', 128), ('mae.small', 192))
 VOLUME_TYPE = 'multiattach'
 # Volumes of this type are on Cinder's second backend: retyping an
@@ -203,7 +208,9 @@ def identity_content(admin):
 
 
 def compute_content(admin, image_path):
-    """Flavors, the guest image, the volume types."""
+    """Flavors, the guest images, the servers' network, the volume
+    types.
+    """
     flavors = {flavor['name'] for flavor in admin.get(
         'nova-api', '/flavors')['flavors']}
     for name, ram in FLAVORS:
@@ -213,19 +220,23 @@ def compute_content(admin, image_path):
                 expect=200)
     # A guest whose init changed replaces the one uploaded before.
     version = guest.version()
-    images = admin.get('glance-api', f'/images?name={IMAGE}')['images']
-    for image in images:
-        if image.get('mae_guest_init') != version:
-            admin.call('DELETE', 'glance-api', f'/images/{image["id"]}',
-                       expect=204)
-    if not any(image['status'] == 'active' and
-               image.get('mae_guest_init') == version for image in images):
-        image = admin.call('POST', 'glance-api', '/images', {
-            'name': IMAGE, 'disk_format': 'raw', 'container_format': 'bare',
-            'visibility': 'public', 'hw_disk_bus': 'virtio',
-            'min_ram': 128, 'mae_guest_init': version}, expect=201).body
-        admin.call('PUT', 'glance-api', f'/images/{image["id"]}/file',
-                   image_path.read_bytes(), expect=204)
+    for name, properties in IMAGES.items():
+        images = admin.get('glance-api', f'/images?name={name}')['images']
+        for image in images:
+            if image.get('mae_guest_init') != version:
+                admin.call('DELETE', 'glance-api', f'/images/{image["id"]}',
+                           expect=204)
+        if not any(image['status'] == 'active' and
+                   image.get('mae_guest_init') == version
+                   for image in images):
+            image = admin.call('POST', 'glance-api', '/images', {
+                'name': name, 'disk_format': 'raw',
+                'container_format': 'bare', 'visibility': 'public',
+                'hw_disk_bus': 'virtio', 'min_ram': 128,
+                'mae_guest_init': version, **properties}, expect=201).body
+            admin.call('PUT', 'glance-api', f'/images/{image["id"]}/file',
+                       image_path.read_bytes(), expect=204)
+    network.content(admin)
     first, second = configs.CINDER_BACKENDS
     types = {kind['name']: kind['id'] for kind in admin.get(
         'cinder-api', '/types')['volume_types']}
@@ -321,6 +332,10 @@ def up():
     layout.directory().mkdir(parents=True, exist_ok=True)
     say('building the guest image')
     image_path = guest.build()
+    if network.up():
+        say(f'servers\' network: bridge {network.BRIDGE} ({network.GATEWAY}'
+            f'/{network.SUBNET.prefixlen}), '
+            f'{", ".join(network.devices()[1:])}')
     say('starting Ceph (monitor, manager, OSD)')
     storage = cluster()
     storage.up()
@@ -359,7 +374,7 @@ def up():
         provider['name'] for provider in admin.get(
             'placement', '/resource_providers')['resource_providers']} >= {
                 host.name for host in hosts.HOSTS}, timeout=120)
-    say('flavors, guest image and volume type')
+    say('flavors, guest images, network and volume types')
     compute_content(admin, image_path)
     path = clouds_yaml()
     say(f'up in {time.monotonic() - started:.0f}s; clouds mae and mae-admin '
@@ -398,6 +413,9 @@ def down():
         if left:
             say(f'{host.name}: killed the QEMU of {", ".join(left)}, left '
                 'without its libvirtd')
+    removed = network.down()
+    if removed:
+        say(f'removed {", ".join(removed)}')
     left = cluster().down()
     if left:
         say(f'Ceph daemons killed after not stopping: {", ".join(left)}')

@@ -22,6 +22,7 @@ from series import config
 STOP_SECONDS = 30
 # The API services of the projects the series patches.
 UPGRADED_APIS = ('cinder-api', 'nova-api')
+MACVTAP_AGENT = Path(__file__).with_name('macvtap_agent.py')
 
 
 @dataclasses.dataclass
@@ -145,6 +146,16 @@ def all_services():
             name, (uwsgi, '--ini', layout.etc('uwsgi') / f'{name}.ini'),
             port=layout.PORTS[name],
             env=control if name in UPGRADED_APIS else {}))
+    neutron_conf = ('--config-file', conf('neutron', 'neutron.conf'))
+    services.append(Service('neutron-rpc-server', (
+        venv.bin('neutron-rpc-server'), *neutron_conf, '--config-file',
+        conf('neutron', 'ml2_conf.ini'))))
+    for host in hosts.HOSTS:
+        services.append(Service(
+            f'neutron-macvtap-agent-{host.key}', (
+                venv.bin('python'), MACVTAP_AGENT, *neutron_conf,
+                '--config-file', conf('neutron', f'macvtap-{host.key}.conf')),
+            host=host))
     for binary in ('cinder-scheduler', 'cinder-volume'):
         services.append(Service(binary, (venv.bin(binary), *cinder_conf),
                                 reports_as=('cinder-api', binary, None),
@@ -225,6 +236,18 @@ def reported_after(entry, since):
     return updated.replace(tzinfo=datetime.timezone.utc) > since
 
 
+def agent_alive(admin, host):
+    """Whether Neutron lists the macvtap agent of `host` as alive."""
+    try:
+        reply = admin.call('GET', 'neutron-api',
+                           f'/agents?host={host.name}&binary='
+                           'neutron-macvtap-agent')
+    except OSError:
+        return False
+    return reply.status == 200 and any(
+        agent['alive'] for agent in reply.body['agents'])
+
+
 def health(service, admin=None, up=None):
     """True, False, or None when it cannot be told (no token)."""
     if service.pid() is None:
@@ -233,6 +256,8 @@ def health(service, admin=None, up=None):
         return http_healthy(service)
     if service.name.startswith('libvirtd-'):
         return libvirt_healthy(service.host)
+    if service.name.startswith('neutron-macvtap-agent-'):
+        return None if admin is None else agent_alive(admin, service.host)
     if service.reports_as:
         if up is None:
             if admin is None:

@@ -2,7 +2,9 @@
 against the real cloud: the compute volume attach tests, multiattach
 included, and the admin live and cold migration tests between the two
 compute hosts (block migration off: every disk is on Ceph), with
-dynamic credentials and no networking (servers get no port). The live
+dynamic credentials, every server with a port on the shared provider
+network, and SSH validation: tempest logs in to the guests and checks
+their disks from inside (series.cloud.network). The live
 migration tests run once (their subclasses run them again through the
 2.25 and no-host requests, which the series does not touch); of the
 admin migration tests, the cold migration and its revert (the others
@@ -23,6 +25,7 @@ import time
 from series.cloud import deploy
 from series.cloud import hosts
 from series.cloud import layout
+from series.cloud import network
 from series import config
 from series import envs
 from series import process
@@ -82,7 +85,8 @@ log_file = {layout.log('tempest')}
 
 [auth]
 use_dynamic_credentials = true
-# No routers or networks per test project: servers here have no ports.
+# No routers or networks per test project: every server has a port on
+# the shared provider network (fixed_network_name).
 create_isolated_networks = false
 admin_username = {layout.ADMIN}
 admin_password = {password}
@@ -104,6 +108,7 @@ flavor_ref = {flavors['mae.tiny']}
 flavor_ref_alt = {flavors['mae.small']}
 max_microversion = latest
 build_timeout = 300
+fixed_network_name = {network.NETWORK}
 min_compute_nodes = {len(hosts.HOSTS)}
 
 [compute-feature-enabled]
@@ -139,7 +144,16 @@ neutron = true
 swift = false
 
 [validation]
-run_validation = false
+# tempest logs in to the guests (the image with a config drive, from
+# which they take their address and the key) from the bridge that holds
+# the network's gateway: no floating IP, no security group (macvtap
+# filters nothing).
+run_validation = true
+connect_method = fixed
+network_for_ssh = {network.NETWORK}
+image_ssh_user = root
+security_group = false
+security_group_rules = false
 """
 
 
@@ -152,7 +166,7 @@ def run(session):
         queue.apply(project)
     python = envs.ensure_venv(project)
     image = next(image['id'] for image in session.get(
-        'glance-api', f'/images?name={deploy.IMAGE}')['images'])
+        'glance-api', f'/images?name={deploy.SSH_IMAGE}')['images'])
     flavors = {flavor['name']: flavor['id'] for flavor in session.get(
         'nova-api', '/flavors')['flavors']}
     directory = layout.directory() / 'tempest'

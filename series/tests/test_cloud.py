@@ -7,6 +7,7 @@ import configparser
 import contextlib
 import io
 import json
+import os
 from pathlib import Path
 import re
 import shutil
@@ -23,6 +24,7 @@ from series.cloud import configs
 from series.cloud import deploy
 from series.cloud import hosts
 from series.cloud import layout
+from series.cloud import network
 from series.cloud import releases
 from series.cloud import scenario
 from series.cloud import sdk_functional
@@ -133,6 +135,7 @@ class ConfigsTest(RootTestCase):
              'cinder/resource_filters.json',
              'glance/glance-api-paste.ini', 'glance/glance-api.conf',
              'keystone/keystone.conf', 'neutron/api-paste.ini',
+             'neutron/macvtap-a.conf', 'neutron/macvtap-b.conf',
              'neutron/ml2_conf.ini', 'neutron/neutron.conf',
              'nova/api-paste.ini', 'nova/compute-a.conf',
              'nova/compute-b.conf', 'nova/nova.conf',
@@ -213,6 +216,31 @@ class ConfigsTest(RootTestCase):
             self.assertEqual(str(layout.etc('nova') / 'nova.conf'),
                              helper[-1])
 
+    def test_neutron_binds_ports_to_each_hosts_macvtap_agent(self):
+        ml2 = self.parse('neutron', 'ml2_conf.ini')
+        self.assertEqual('macvtap', ml2['ml2']['mechanism_drivers'])
+        self.assertEqual(network.PHYSNET,
+                         ml2['ml2_type_flat']['flat_networks'])
+        neutron = self.parse('neutron', 'neutron.conf')
+        self.assertEqual('true', neutron['DEFAULT'].get(
+            'notify_nova_on_port_status_changes', 'true'))
+        self.assertEqual('nova', neutron['nova']['username'])
+        lowers = set()
+        for host in hosts.HOSTS:
+            name = f'macvtap-{host.key}.conf'
+            agent = self.parse('neutron', name)
+            self.assertEqual(host.name, agent['DEFAULT']['host'])
+            physnet, lower = agent['macvtap'][
+                'physical_interface_mappings'].split(':')
+            self.assertEqual(network.PHYSNET, physnet)
+            lowers.add(lower)
+            self.assertEqual('noop', agent['securitygroup']['firewall_driver'])
+            for section in configs.NEUTRON_PRIVSEP:
+                self.assertEqual(str(layout.etc('neutron') / name),
+                                 agent[section]['helper_command'].split()[-1])
+        # A live migration has the server's MAC address on both hosts.
+        self.assertEqual(len(hosts.HOSTS), len(lowers))
+
     def test_cinder_uses_rbd_and_no_multiattach_default(self):
         cinder = self.parse('cinder', 'cinder.conf')
         self.assertEqual(['ceph', 'ceph2'],
@@ -257,6 +285,64 @@ class ConfigsTest(RootTestCase):
                          .st_mode & 0o777)
         self.assertIn(password, (layout.etc('nova') / 'nova.conf')
                       .read_text())
+
+
+def can_make_namespaces():
+    return os.geteuid() == 0 and shutil.which('ip') and subprocess.run(
+        ['ip', 'netns', 'list'], capture_output=True).returncode == 0
+
+
+@unittest.skipUnless(can_make_namespaces(), 'needs root and ip netns')
+class NetworkTest(unittest.TestCase):
+    """The cloud's links, made in a network namespace of the test's."""
+
+    MAC = '52:54:00:00:00:01'
+
+    def setUp(self):
+        self.namespace = f'mae-test-{os.getpid()}'
+        subprocess.run(['ip', 'netns', 'add', self.namespace], check=True)
+        self.addCleanup(subprocess.run,
+                        ['ip', 'netns', 'delete', self.namespace])
+        for command in network.link_commands():
+            self.ip(*command)
+
+    def ip(self, *command, check=True):
+        return subprocess.run(['ip', '-n', self.namespace, *command],
+                              capture_output=True, text=True, check=check)
+
+    def macvtap(self, name, lower):
+        """A macvtap device with MAC on `lower`, brought up as libvirt
+        does for a guest: the failure, if it fails.
+        """
+        self.ip('link', 'add', 'link', lower, 'name', name, 'address',
+                self.MAC, 'type', 'macvtap', 'mode', 'bridge')
+        return self.ip('link', 'set', name, 'up', check=False).stderr
+
+    def test_each_hosts_lower_device_on_the_gateways_bridge(self):
+        links = {link['ifname']: link for link in json.loads(
+            self.ip('-j', '-d', 'link', 'show').stdout)}
+        self.assertEqual(
+            sorted(network.bridge_port(host) for host in hosts.HOSTS),
+            sorted(name for name, link in links.items()
+                   if link.get('master') == network.BRIDGE))
+        for host in hosts.HOSTS:
+            self.assertEqual(network.bridge_port(host),
+                             links[network.lower_device(host)]['link'])
+        address = json.loads(self.ip('-j', 'addr', 'show', network.BRIDGE)
+                             .stdout)[0]['addr_info'][0]
+        self.assertEqual((str(network.GATEWAY), network.SUBNET.prefixlen),
+                         (address['local'], address['prefixlen']))
+
+    def test_one_mac_address_on_both_hosts_as_in_a_live_migration(self):
+        first, second = hosts.HOSTS
+        self.assertEqual('', self.macvtap(
+            'macvtap0', network.lower_device(first)))
+        self.assertEqual('', self.macvtap(
+            'macvtap1', network.lower_device(second)))
+        # The kernel refuses it on one lower device: why each host has
+        # its own.
+        self.assertIn('Address already in use', self.macvtap(
+            'macvtap2', network.lower_device(first)))
 
 
 class KeepLastRunTest(RootTestCase):
