@@ -125,7 +125,8 @@ def conf(service, name):
 
 def all_services():
     """Every service, in start order: each compute host's virtlogd and
-    libvirtd, the control plane, each host's nova-compute.
+    libvirtd, the control plane (Neutron's RPC server and each host's
+    macvtap agent among it), each host's nova-compute.
     """
     uwsgi = venv.bin('uwsgi')
     nova_conf = ('--config-file', conf('nova', 'nova.conf'))
