@@ -13,6 +13,7 @@ import io
 import os
 from pathlib import Path
 import shutil
+import socket
 import subprocess
 import tarfile
 import tempfile
@@ -78,6 +79,13 @@ def make_sdist(directory, core=CORE, version='1.0'):
             info.mtime = 1_600_000_000
             tar.addfile(info, io.BytesIO(data))
     return path
+
+
+def free_port():
+    """A TCP port on 127.0.0.1 that nothing listens on now."""
+    with socket.socket() as probe:
+        probe.bind(('127.0.0.1', 0))
+        return probe.getsockname()[1]
 
 
 def sha256(path):

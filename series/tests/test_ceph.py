@@ -6,21 +6,15 @@ installs them for CI).
 
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 import unittest
 
 from series import ceph
+from series.tests import base
 
 MISSING = [tool for tool in ('ceph-mon', 'ceph-mgr', 'ceph-osd', 'rbd')
            if not shutil.which(tool)]
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(('127.0.0.1', 0))
-        return s.getsockname()[1]
 
 
 @unittest.skipIf(MISSING, f'missing {", ".join(MISSING)} (tools/'
@@ -30,7 +24,7 @@ class ClusterTest(unittest.TestCase):
     def test_up_pool_image_down(self):
         directory = tempfile.mkdtemp(prefix='series-ceph-')
         self.addCleanup(shutil.rmtree, directory, ignore_errors=True)
-        cluster = ceph.Cluster(directory, port=free_port())
+        cluster = ceph.Cluster(directory, port=base.free_port())
         self.addCleanup(cluster.down)
         cluster.up()
         pids = dict(cluster.status())

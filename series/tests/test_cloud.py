@@ -34,6 +34,7 @@ from series.cloud import upgrade
 from series.cloud import venv
 from series.cloud import views
 from series import config
+from series.tests import base
 
 DOMAIN_XML = """\
 <domain type='qemu'>
@@ -747,11 +748,6 @@ class SdkFunctionalTest(RootTestCase):
 
 class PortsTest(RootTestCase):
 
-    def free_port(self):
-        with socket.socket() as unused:
-            unused.bind(('127.0.0.1', 0))
-            return unused.getsockname()[1]
-
     def ports(self, keystone):
         # Not the compute hosts' libvirt ports: a cloud of this checkout
         # may be running.
@@ -759,7 +755,7 @@ class PortsTest(RootTestCase):
         patcher.start()
         self.addCleanup(patcher.stop)
         return mock.patch.dict(layout.PORTS, {
-            'keystone': keystone, 'ceph-mon': self.free_port()}, clear=True)
+            'keystone': keystone, 'ceph-mon': base.free_port()}, clear=True)
 
     def test_a_port_taken_by_another_process_is_refused(self):
         with socket.socket() as listener:
@@ -773,7 +769,7 @@ class PortsTest(RootTestCase):
         self.assertIn(f'keystone ({port})', str(raised.exception))
 
     def test_free_ports_pass(self):
-        with self.ports(self.free_port()), \
+        with self.ports(base.free_port()), \
                 mock.patch.object(services, 'all_services', list):
             deploy.check_ports()
 
@@ -783,7 +779,7 @@ class PortsTest(RootTestCase):
             listener.listen()
             port = listener.getsockname()[1]
             host = hosts.Host('elsewhere', '127.0.0.2', 'z')
-            with self.ports(self.free_port()), \
+            with self.ports(base.free_port()), \
                     mock.patch.object(services, 'all_services', list), \
                     mock.patch.object(hosts, 'HOSTS', (host,)), \
                     mock.patch.object(hosts, 'LIBVIRT_PORT', port):

@@ -10,7 +10,6 @@ import hashlib
 import json
 from pathlib import Path
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -18,6 +17,7 @@ import time
 import unittest
 
 from series import guest
+from series.tests import base
 
 TOOLS = ('qemu-system-x86_64', 'syslinux', 'mcopy', 'mkfs.fat', 'busybox')
 MISSING = [tool for tool in TOOLS if not shutil.which(tool)]
@@ -227,12 +227,6 @@ class BootTest(unittest.TestCase):
                              written[:sector * 512])
 
 
-def free_port():
-    with socket.socket() as probe:
-        probe.bind(('127.0.0.1', 0))
-        return probe.getsockname()[1]
-
-
 @unittest.skipIf(SSH_MISSING, f'missing {", ".join(SSH_MISSING)} (tools/'
                  'setup-test-host installs them)')
 class SshTest(unittest.TestCase):
@@ -284,7 +278,7 @@ class SshTest(unittest.TestCase):
             size = 8 << 20
             for name in ('ro', 'rw'):
                 (tmp / f'{name}.img').write_bytes(b'\x5a' * size)
-            port = free_port()
+            port = base.free_port()
             qemu = subprocess.Popen([
                 'qemu-system-x86_64', '-machine', 'q35,accel=tcg', '-m', '256',
                 '-uuid', BootTest.UUID, '-nographic', '-no-reboot',
