@@ -34,8 +34,11 @@ class Service:
     # (nova-api|cinder-api, binary, host) of an RPC service, as
     # os-services reports it.
     reports_as: tuple = ()
-    # The compute host it belongs to (libvirtd, virtlogd, nova-compute).
+    # The compute host it belongs to (libvirtd, virtlogd, nova-compute,
+    # Neutron's agent).
     host: object = None
+    # The binary of a Neutron agent, which Neutron's agent list reports.
+    neutron_agent: str = ''
     # What it adds to the environment (series.cloud.releases).
     env: dict = dataclasses.field(default_factory=dict)
 
@@ -156,7 +159,7 @@ def all_services():
             f'neutron-macvtap-agent-{host.key}', (
                 venv.bin('python'), MACVTAP_AGENT, *neutron_conf,
                 '--config-file', conf('neutron', f'macvtap-{host.key}.conf')),
-            host=host))
+            host=host, neutron_agent='neutron-macvtap-agent'))
     for binary in ('cinder-scheduler', 'cinder-volume'):
         services.append(Service(binary, (venv.bin(binary), *cinder_conf),
                                 reports_as=('cinder-api', binary, None),
@@ -237,12 +240,12 @@ def reported_after(entry, since):
     return updated.replace(tzinfo=datetime.timezone.utc) > since
 
 
-def agent_alive(admin, host):
-    """Whether Neutron lists the macvtap agent of `host` as alive."""
+def agent_alive(admin, service):
+    """Whether Neutron lists the agent `service` as alive."""
     try:
         reply = admin.call('GET', 'neutron-api',
-                           f'/agents?host={host.name}&binary='
-                           'neutron-macvtap-agent')
+                           f'/agents?host={service.host.name}&binary='
+                           f'{service.neutron_agent}')
     except OSError:
         return False
     return reply.status == 200 and any(
@@ -257,8 +260,8 @@ def health(service, admin=None, up=None):
         return http_healthy(service)
     if service.name.startswith('libvirtd-'):
         return libvirt_healthy(service.host)
-    if service.name.startswith('neutron-macvtap-agent-'):
-        return None if admin is None else agent_alive(admin, service.host)
+    if service.neutron_agent:
+        return None if admin is None else agent_alive(admin, service)
     if service.reports_as:
         if up is None:
             if admin is None:

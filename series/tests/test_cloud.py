@@ -402,6 +402,21 @@ class ServicesTest(RootTestCase):
         return services.Service(name, (sys.executable, '-c',
                                        'import time; time.sleep(60)'))
 
+    def test_a_neutron_agent_alive_as_neutron_lists_it(self):
+        agent = services.by_name('neutron-macvtap-agent-b')
+        asked = []
+
+        class Admin:
+            def call(self, method, service, path):
+                asked.append((method, service, path))
+                return api.Response(200, {}, json.dumps(
+                    {'agents': [{'alive': alive}]}))
+
+        for alive in (True, False):
+            self.assertIs(alive, services.agent_alive(Admin(), agent))
+        self.assertEqual(('GET', 'neutron-api', '/agents?host=mae-compute-b'
+                          '&binary=neutron-macvtap-agent'), asked[0])
+
     def test_started_then_stopped_by_pid(self):
         service = self.sleeper()
         self.addCleanup(service.stop)
@@ -644,6 +659,7 @@ class StatusTest(unittest.TestCase):
         lines = output.getvalue().splitlines()
         self.assertIn('not running', lines[-2])
         self.assertIn('unknown (no token)', lines[-1])
+
 
 
 class TempestTest(unittest.TestCase):
