@@ -460,11 +460,13 @@ def status():
 
 
 def print_status(rows):
-    process.say(f'{"service":18} {"pid":>8} {"port":>6}  health')
+    width = max([18] + [len(row[0]) for row in rows])
+    process.say(f'{"service":{width}} {"pid":>8} {"port":>6}  health')
     for name, pid, port, healthy in rows:
         health = {True: 'healthy', False: 'not running' if pid is None
                   else 'unhealthy', None: 'unknown (no token)'}[healthy]
-        process.say(f'{name:18} {pid or "-":>8} {port or "-":>6}  {health}')
+        process.say(f'{name:{width}} {pid or "-":>8} {port or "-":>6}  '
+                    f'{health}')
     return 0 if all(row[3] for row in rows) else 1
 
 

@@ -660,6 +660,15 @@ class StatusTest(unittest.TestCase):
         self.assertIn('not running', lines[-2])
         self.assertIn('unknown (no token)', lines[-1])
 
+    def test_a_long_name_keeps_the_columns(self):
+        output = io.StringIO()
+        with contextlib.redirect_stdout(output):
+            deploy.print_status([('neutron-macvtap-agent-a', 104, None, True),
+                                 ('keystone', 101, 18500, True)])
+        lines = [line.removeprefix('cloud: ')
+                 for line in output.getvalue().splitlines()]
+        self.assertEqual({lines[0].index('health')},
+                         {line.index('healthy') for line in lines[1:]})
 
 
 class TempestTest(unittest.TestCase):
