@@ -21,7 +21,8 @@ from series import suites
 
 SOURCE = Path('doc') / 'source'
 # The pages that tell a newcomer where to read on, besides the manual.
-ALSO_CHECKED = ('README.rst', 'DEVELOPERS.md', 'devstack/README.rst')
+ALSO_CHECKED = ('README.rst', 'CONTRIBUTING.rst', 'HACKING.rst',
+                'devstack/README.rst')
 
 
 def patch(path):
