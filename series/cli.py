@@ -18,6 +18,9 @@ projects.toml. Everything this tool materialises lives under .work/.
   test    run the project's own tests (stestr) on the work tree in a
           virtualenv pinned by constraints/upper-constraints.txt
   lint    flake8 with the project's hacking checks on the changed files
+  each    every commit with only the commits before it: the test
+          modules it adds or changes and flake8 on its Python files, in
+          a worktree of the commit (--from N --to N: those patches)
   manual  build this repository's manual (doc/source) with sphinx -W
           and check that every page is reachable and every verb named
           exists
@@ -44,6 +47,7 @@ from series import config
 from series import contract
 from series import demo
 from series import docs
+from series import each
 from series import manual
 from series import process
 from series import queue
@@ -105,6 +109,12 @@ def main(argv=None):
     sub.add_argument('--concurrency', type=int)
     verb('lint', 'flake8 with hacking on the files the series changes, '
          'and mypy')
+    sub = verb('each', 'the tests each commit adds or changes and flake8 '
+               'on its Python files, with only the commits before it')
+    sub.add_argument('--from', dest='first', type=int, metavar='N',
+                     help='start at patch N (default: 1)')
+    sub.add_argument('--to', dest='last', type=int, metavar='N',
+                     help='stop after patch N (default: the last)')
     sub = verb('docs', 'sphinx-build -W the patched docs')
     sub.add_argument('--only', action='append', default=[],
                      choices=[name for name, _, _ in docs.DOC_BUILDS])
@@ -197,6 +207,8 @@ def main(argv=None):
         elif args.verb == 'lint':
             return 1 if (suites.lint(project).failed or
                          suites.typecheck(project).failed) else 0
+        elif args.verb == 'each':
+            return each.each(project, args.first, args.last)
         elif args.verb == 'bench':
             return suites.bench(project, args.benchmark, args.arguments)
         elif args.verb == 'contract':
