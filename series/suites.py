@@ -6,7 +6,9 @@ import csv as csv_module
 import dataclasses
 import io
 import os
+from pathlib import Path
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -18,84 +20,274 @@ from series import queue
 from series import selection
 
 
+PASSED = ('success', 'xfail')
+SKIP = re.compile(r'^\{\d+\} (.+?) \.\.\. SKIPPED: (.*)$')
+CLASS_FIXTURE = re.compile(r'^setUpClass \((.+)\)$')
+
+
 @dataclasses.dataclass
 class SuiteResult:
     name: str
     passed: int = 0
     failed: int = 0
     skipped: int = 0
+    # {test id: status}, stestr's (subunit's) statuses, 'missing' for a
+    # test selected but absent from the run.
     results: dict = dataclasses.field(default_factory=dict)
     error: str = ''
+    # {test id: reason} of the skipped tests (and classes).
+    skips: dict = dataclasses.field(default_factory=dict)
+    seconds: float = 0.0
+
+    def count(self):
+        """passed, failed and skipped from `results`; a test that did
+        not pass nor skip counts as failed.
+        """
+        statuses = list(self.results.values())
+        self.passed = sum(status in PASSED for status in statuses)
+        self.skipped = statuses.count('skip')
+        self.failed = len(statuses) - self.passed - self.skipped
+
+    def fail(self, problem):
+        """Fail the result for `problem`, which joins its error: failed
+        is at least 1.
+        """
+        if not self.failed:
+            self.failed = 1
+        self.error = '; '.join(filter(None, [self.error, problem]))
+
+    def failures(self):
+        """The tests that neither passed nor skipped, then the error."""
+        return [test for test, status in sorted(self.results.items())
+                if status not in PASSED and status != 'skip'] + (
+                    [self.error] if self.error else [])
+
+    def report(self):
+        """What report.json keeps of a run: the counts, each test with its
+        status, the failures, the skips with their reasons, the seconds.
+        """
+        return {'passed': self.passed, 'failed': self.failed,
+                'skipped': self.skipped, 'failures': self.failures(),
+                'skips': {test: self.skips.get(test, '') for test, status
+                          in sorted(self.results.items())
+                          if status == 'skip'},
+                'tests': dict(sorted(self.results.items())),
+                'error': self.error, 'seconds': self.seconds}
 
 
-def read_subunit_results(python, tree):
-    """Return {test id: status} for the last stestr run in `tree`."""
-    last = subprocess.run([python, '-m', 'stestr', 'last', '--subunit'],
-                          cwd=tree, stdout=subprocess.PIPE, check=False)
-    csv = subprocess.run([python.parent / 'subunit2csv', '--no-passthrough'],
-                         input=last.stdout, stdout=subprocess.PIPE,
+def skipped(line):
+    """(test id, reason) from a line of stestr's output, or None: the id
+    without its tags or time, as subunit reports it.
+    """
+    found = SKIP.match(line.strip())
+    if not found:
+        return None
+    test = re.sub(r'\s*\[[\d.]+s\]$', '', found.group(1))
+    return re.sub(r'\[[^\]]*\]$', '', test), found.group(2).strip()
+
+
+def test_id(listed):
+    """A test id without its tags (tempest's test[id-1,smoke])."""
+    return re.sub(r'\[.*\]$', '', listed)
+
+
+def next_run_id(repository):
+    """The id stestr gives the next run recorded in the stestr repository
+    of `repository` (its file repository's counter; 0 for a new one).
+    """
+    counter = Path(repository) / '.stestr' / 'next-stream'
+    return int(counter.read_text()) if counter.exists() else 0
+
+
+def read_subunit_results(python, repository, run_id):
+    """Return {test id: status} of the run `run_id` of the stestr
+    repository in `repository`; None if it holds no such run.
+    """
+    stream = subprocess.run(
+        [python, '-m', 'stestr', '--repo-url', Path(repository).resolve(),
+         'history', 'show', str(run_id), '--subunit'],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, check=False)
+    if stream.returncode != 0:
+        return None
+    csv = subprocess.run([Path(python).parent / 'subunit2csv',
+                          '--no-passthrough'],
+                         input=stream.stdout, stdout=subprocess.PIPE,
                          check=False)
     results = {}
     # Quoted fields: tempest's ids carry tags with commas, test[id-1,smoke].
     rows = list(csv_module.reader(io.StringIO(
         csv.stdout.decode(errors='replace'))))
-    for test_id, status, *_ in rows[1:]:
-        test_id = re.sub(r'\[.*\]$', '', test_id)
+    for test, status, *_ in rows[1:]:
         if status != 'exists':
-            results[test_id] = status
+            results[test_id(test)] = status
     return results
+
+
+def with_listed(result, results, listed):
+    """Set `result`'s results: `results` with every test of `listed` (the
+    ids stestr selected). A test of a class skipped as a whole is skipped
+    with the class's reason, in place of the class's setUpClass; any other
+    test the run does not hold is 'missing'.
+    """
+    classes = {found.group(1): test for test in results
+               for found in [CLASS_FIXTURE.match(test)]
+               if found and results[test] == 'skip'}
+    result.results = dict(results)
+    for test in listed:
+        if test in results:
+            continue
+        fixture = classes.get(test.rpartition('.')[0])
+        if fixture:
+            result.results[test] = 'skip'
+            result.skips[test] = result.skips.get(fixture, '')
+        else:
+            result.results[test] = 'missing'
+    for fixture in set(classes.values()):
+        if any(test.startswith(CLASS_FIXTURE.match(fixture).group(1) + '.')
+               for test in listed):
+            del result.results[fixture]
+            result.skips.pop(fixture, None)
+
+
+def judge(result, returncode, results, listed=None):
+    """Fill `result` from one stestr run: its exit status, the results
+    it recorded (None: it recorded no run) and, if given, the ids it
+    selected. Fails it when the run recorded nothing, holds no test,
+    lacks a selected test or exited non-zero without a failed test.
+    """
+    if results is None:
+        result.results = {}
+        result.count()
+        result.fail(f'stestr recorded no run (exit status {returncode})')
+        return result
+    if listed is None:
+        result.results = results
+    else:
+        with_listed(result, results, listed)
+    result.count()
+    missing = [test for test, status in result.results.items()
+               if status == 'missing']
+    if not result.results:
+        result.fail(f'no test ran (stestr exit status {returncode})')
+    elif missing:
+        result.fail(f'{len(missing)} selected tests not in the run')
+    elif returncode != 0 and not result.failed:
+        result.fail(f'stestr exited {returncode} with no test failed')
+    return result
+
+
+def not_passed(result, prefixes):
+    """What keeps the tests named by `prefixes` (test id prefixes, a
+    class's for instance) from having passed: none in the run, or one
+    that did not pass (a skip included).
+    """
+    problems = []
+    for prefix in prefixes:
+        tests = {test: status for test, status in result.results.items()
+                 if test.startswith(prefix)}
+        if not tests:
+            problems.append(f'no test {prefix}* ran')
+        problems += [f'{test} {status}' for test, status
+                     in sorted(tests.items()) if status not in PASSED]
+    return problems
+
+
+def run_stestr(python, tree, filters, *, name, log, env, options=(),
+               selection=(), run_options=(), repository=None, listed=False,
+               echo=None):
+    """Run `stestr run` in `tree` and return a SuiteResult of that run
+    alone (judge()).
+
+    `options` are stestr's own (before the command), `selection` the
+    options that choose tests, `run_options` the others of `run`.
+    `repository` is a new stestr repository for this run (the directory
+    is emptied first); without it, the tree's own, whose run is read by
+    the id it got, never as the last. With `listed`, `stestr list`
+    first gives the ids the run must hold. Each line of output goes to
+    `log`, and to `echo` if given.
+    """
+    stestr = [str(python), '-m', 'stestr', '--repo-url',
+              str(repository or tree), *map(str, options)]
+    if repository:
+        shutil.rmtree(repository, ignore_errors=True)
+        Path(repository).mkdir(parents=True)
+        subprocess.run([*stestr, 'init'], cwd=tree, env=env,
+                       stdout=subprocess.DEVNULL, check=True)
+    repository = Path(repository or tree)
+    selection = [*map(str, selection), *filters]
+    result = SuiteResult(name=name)
+    started = time.monotonic()
+    selected = None
+    if listed:
+        listing = subprocess.run([*stestr, 'list', *selection], cwd=tree,
+                                 env=env, stdout=subprocess.PIPE,
+                                 stderr=subprocess.STDOUT, text=True,
+                                 check=False)
+        if listing.returncode != 0:
+            Path(log).write_text(listing.stdout)
+            result.seconds = round(time.monotonic() - started, 1)
+            result.fail(f'stestr list exited {listing.returncode}: '
+                        f'{(listing.stdout.strip().splitlines() or [""])[-1]}')
+            return result
+        selected = [test_id(line.strip())
+                    for line in listing.stdout.splitlines() if line.strip()]
+    run_id = next_run_id(repository)
+    with open(log, 'w') as out, subprocess.Popen(
+            [*stestr, 'run', *map(str, run_options), *selection], cwd=tree,
+            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            text=True) as proc:
+        for line in proc.stdout:
+            out.write(line)
+            skip = skipped(line)
+            if skip:
+                result.skips[skip[0]] = skip[1]
+            if echo:
+                echo(line)
+    result.seconds = round(time.monotonic() - started, 1)
+    return judge(result, proc.returncode,
+                 read_subunit_results(python, repository, run_id), selected)
 
 
 def run_suite(project, python, suite, test_path, filters, concurrency=None):
     """Run stestr on one test path; return a SuiteResult."""
-    tree = project.tree
-    result = SuiteResult(name=f'{project.name} {suite}')
     env = {'OS_STDOUT_CAPTURE': '1', 'OS_STDERR_CAPTURE': '1',
            'OS_TEST_TIMEOUT': '160', 'PYTHONDONTWRITEBYTECODE': '1',
            'LANGUAGE': 'en_US', 'LC_ALL': 'C.UTF-8',
            'PATH': f'{python.parent}{os.pathsep}{os.environ["PATH"]}',
            'VIRTUAL_ENV': str(python.parent.parent)}
     env.update(project.test_env)
-    cmd = [python, '-m', 'stestr', f'--test-path=./{test_path}', 'run',
-           '--color']
+    run_options = ['--color']
     if concurrency:
-        cmd += ['--concurrency', str(concurrency)]
+        run_options += ['--concurrency', str(concurrency)]
+    selection = []
     if project.known_failures.exists():
-        cmd += ['--exclude-list', project.known_failures]
-    cmd += filters
+        selection += ['--exclude-list', project.known_failures]
     log = config.ROOT / '.work' / 'logs' / f'{project.name}-{suite}.log'
     log.parent.mkdir(parents=True, exist_ok=True)
     process.say(f'{project.name}: {suite} tests: stestr run with '
                 f'{len(filters)} filters (log: '
                 f'{log.relative_to(config.ROOT)})')
-    started = time.monotonic()
-    with open(log, 'w') as out:
-        proc = subprocess.Popen([str(c) for c in cmd], cwd=tree,
-                                env=dict(os.environ, **env),
-                                stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, text=True)
-        for line in proc.stdout:
-            out.write(line)
-            if re.match(r'(FAIL|ERROR)[: ]|\{\d+\} .* \.\.\. FAILED', line):
-                sys.stdout.write(line)
-        proc.wait()
-    result.results = read_subunit_results(python, tree)
-    for status in result.results.values():
-        if status in ('success', 'xfail'):
-            result.passed += 1
-        elif status == 'skip':
-            result.skipped += 1
-        else:
-            result.failed += 1
-    if proc.returncode != 0 and not result.failed:
-        result.failed += 1
-        result.error = f'stestr exited {proc.returncode}; see {log}'
+
+    def echo(line):
+        if re.match(r'(FAIL|ERROR)[: ]|\{\d+\} .* \.\.\. FAILED', line):
+            sys.stdout.write(line)
+
+    result = run_stestr(python, project.tree, filters,
+                        name=f'{project.name} {suite}', log=log,
+                        env=dict(os.environ, **env),
+                        options=[f'--test-path=./{test_path}'],
+                        selection=selection, run_options=run_options,
+                        echo=echo)
+    if result.error:
+        result.error += f'; see {log}'
     process.say(f'{project.name}: {suite}: {result.passed} passed, '
                 f'{result.failed} failed, {result.skipped} skipped in '
-                f'{time.monotonic() - started:.0f}s')
-    for test_id, status in sorted(result.results.items()):
-        if status not in ('success', 'xfail'):
-            process.say(f'  {status.upper()}: {test_id}')
+                f'{result.seconds:.0f}s')
+    for test, status in sorted(result.results.items()):
+        if status not in PASSED:
+            process.say(f'  {status.upper()}: {test}')
+    if result.error:
+        process.say(f'  {result.error}')
     return result
 
 
