@@ -656,24 +656,22 @@ class Scenario:
         return self.report
 
     def tempest(self):
-        results = tempest.run(self.cloud.admin)
-        self.report['tempest'] = results
-        check(results['passed'] and not results['failed'],
-              f'tempest: {results["failed"]} failed: '
-              f'{", ".join(results["failures"])}')
-        return (f'tempest: {results["passed"]} passed, {results["failed"]} '
-                f'failed, {results["skipped"]} skipped')
+        result = tempest.run(self.cloud.admin)
+        self.report['tempest'] = result.report()
+        check(result.passed and not result.failed,
+              f'tempest: {result.failed} failed: '
+              f'{", ".join(result.failures())}')
+        return (f'tempest: {result.passed} passed, {result.failed} '
+                f'failed, {result.skipped} skipped')
 
     def sdk_functional(self):
-        results = sdk_functional.run()
-        self.report['openstacksdk'] = results
-        check(results['passed'] and not results['failed'] and
-              not results['skipped'],
-              f'openstacksdk: {results["failed"]} failed, '
-              f'{results["skipped"]} skipped: '
-              f'{", ".join(results["failures"] + list(results["skips"]))}')
-        return (f'openstacksdk: {results["passed"]} passed, '
-                f'{results["failed"]} failed, {results["skipped"]} skipped')
+        result = sdk_functional.run()
+        self.report['openstacksdk'] = result.report()
+        check(result.passed and not result.failed and not result.skipped,
+              f'openstacksdk: {result.failed} failed, {result.skipped} '
+              f'skipped: {", ".join(result.failures() + list(result.skips))}')
+        return (f'openstacksdk: {result.passed} passed, {result.failed} '
+                f'failed, {result.skipped} skipped')
 
 
 def print_report(report):

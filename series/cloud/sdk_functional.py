@@ -5,12 +5,9 @@ clouds.yaml in place of devstack's cloud names.
 """
 
 import os
-import subprocess
-import time
 
 from series.cloud import deploy
 from series.cloud import layout
-from series.cloud import tempest
 from series import config
 from series import envs
 from series import process
@@ -41,7 +38,9 @@ def environment(clouds_yaml):
 
 
 def run():
-    """Run the tests; return tempest.summary()'s dict."""
+    """Run the tests in a stestr repository of their own
+    (suites.run_stestr); return the SuiteResult.
+    """
     project = config.get_project('openstacksdk')
     if not (project.tree / '.git').exists():
         queue.apply(project)
@@ -51,19 +50,7 @@ def run():
     log = layout.log('openstacksdk-functional')
     process.say(f'scenario: openstacksdk {project.version} functional '
                 f'tests {TESTS} (log: {log.relative_to(config.ROOT)})')
-    started = time.monotonic()
-    skips = {}
-    with open(log, 'w') as out:
-        proc = subprocess.Popen(
-            [str(python), '-m', 'stestr', '--test-path', TEST_PATH,
-             'run', '--concurrency', '1',
-             TESTS], cwd=project.tree, env=env, stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT, text=True)
-        for line in proc.stdout:
-            out.write(line)
-            skip = tempest.skipped(line)
-            if skip:
-                skips[skip[0]] = skip[1]
-        proc.wait()
-    return tempest.summary(suites.read_subunit_results(python, project.tree),
-                           skips, started)
+    return suites.run_stestr(
+        python, project.tree, [TESTS], name='openstacksdk', log=log, env=env,
+        options=['--test-path', TEST_PATH], run_options=['--concurrency', '1'],
+        repository=layout.directory() / 'openstacksdk' / 'stestr', listed=True)

@@ -19,8 +19,6 @@ without multiattach attached to a second server).
 import json
 import os
 import re
-import subprocess
-import time
 
 from series.cloud import deploy
 from series.cloud import hosts
@@ -53,18 +51,11 @@ TESTS = (r'^tempest\.api\.compute\.volumes\.(?!test_attach_volume_negative\.|'
 FIRST_WORKER = (r'^tempest\.api\.compute\.volumes\.test_attach_volume\.'
                 r'AttachVolumeMultiAttachTest\.',
                 r'^tempest\.api\.compute\.volumes\.test_attach_volume_mode\.')
-SKIPPED = re.compile(r'^\{\d+\} (.+?) \.\.\. SKIPPED: (.*)$')
-
-
-def skipped(line):
-    """(test id, reason) from a line of stestr's output, or None: the id
-    without its tags or time, as subunit reports it.
-    """
-    found = SKIPPED.match(line.strip())
-    if not found:
-        return None
-    test = re.sub(r'\s*\[[\d.]+s\]$', '', found.group(1))
-    return re.sub(r'\[[^\]]*\]$', '', test), found.group(2).strip()
+# The series' own tests: each must have passed, none skipped.
+SERIES_TESTS = tuple(
+    'tempest.api.compute.volumes.test_attach_volume_mode.' + name + '.'
+    for name in ('AttachVolumeModeTest', 'AttachVolumeModeGuestTest',
+                 'AttachVolumeModeMultiCreateTest'))
 
 
 def workers():
@@ -158,8 +149,8 @@ security_group_rules = false
 
 
 def run(session):
-    """Run the tests; return {'passed', 'failed', 'skipped', 'skips':
-    {test: reason}, 'failures': [test]}.
+    """Run the tests in a stestr repository of their own
+    (suites.run_stestr); return the SuiteResult (series_tests_passed()).
     """
     project = config.get_project('tempest')
     if not (project.tree / '.git').exists():
@@ -180,41 +171,20 @@ def run(session):
     log = layout.log('tempest-run')
     process.say(f'scenario: tempest {project.version}: '
                 f'{" ".join(TESTS)} (log: {log.relative_to(config.ROOT)})')
-    started = time.monotonic()
-    skips = {}
-    with open(log, 'w') as out:
-        proc = subprocess.Popen(
-            [str(python), '-m', 'stestr', 'run', '--worker-file',
-             str(directory / 'workers.yaml'), '|'.join(TESTS)],
-            cwd=project.tree, env=env,
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        for line in proc.stdout:
-            out.write(line)
-            skip = skipped(line)
-            if skip:
-                skips[skip[0]] = skip[1]
-            if re.search(r'\.\.\. (FAILED|ok|SKIPPED)', line):
-                process.say('  ' + line.strip()[:160])
-        proc.wait()
-    return summary(suites.read_subunit_results(python, project.tree), skips,
-                   started)
+
+    def echo(line):
+        if re.search(r'\.\.\. (FAILED|ok|SKIPPED)', line):
+            process.say('  ' + line.strip()[:160])
+
+    result = suites.run_stestr(
+        python, project.tree, ['|'.join(TESTS)], name='tempest', log=log,
+        env=env, run_options=['--worker-file', directory / 'workers.yaml'],
+        repository=directory / 'stestr', listed=True, echo=echo)
+    return series_tests_passed(result)
 
 
-def summary(results, skips, started):
-    """The counts, failures and skips (with their reasons, from `skips`)
-    of stestr's {test id: status}, and the seconds since `started`.
-    """
-    counts = {'passed': 0, 'failed': 0, 'skipped': 0}
-    failures = []
-    for test_id, status in sorted(results.items()):
-        if status in ('success', 'xfail'):
-            counts['passed'] += 1
-        elif status == 'skip':
-            counts['skipped'] += 1
-        else:
-            counts['failed'] += 1
-            failures.append(test_id)
-    return dict(counts, failures=failures,
-                skips={test: skips.get(test, '') for test, status in
-                       results.items() if status == 'skip'},
-                seconds=round(time.monotonic() - started, 1))
+def series_tests_passed(result):
+    """`result`, failed if a test of SERIES_TESTS did not pass."""
+    for problem in suites.not_passed(result, SERIES_TESTS):
+        result.fail(f"the series' test {problem}")
+    return result

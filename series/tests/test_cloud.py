@@ -1,5 +1,6 @@
 """The real cloud's parts that run without the cloud: configuration
-files, processes by PID, libvirt and QEMU disk views, tempest's skips.
+files, processes by PID, libvirt and QEMU disk views, tempest's selection
+and the tempest and openstacksdk steps' verdicts.
 (`tools/series cloud scenario` runs the rest, in CI.)
 """
 
@@ -34,6 +35,7 @@ from series.cloud import upgrade
 from series.cloud import venv
 from series.cloud import views
 from series import config
+from series import suites
 from series.tests import base
 
 DOMAIN_XML = """\
@@ -673,27 +675,6 @@ class StatusTest(unittest.TestCase):
 
 class TempestTest(unittest.TestCase):
 
-    def test_skip_reason_from_stestr_output(self):
-        line = ('{0} tempest.api.compute.volumes.test_attach_volume.'
-                'AttachVolumeMultiAttachTest.test_boot_from_multiattach_'
-                'volume_direct_lun[id-1,multiattach] ... SKIPPED: '
-                'hw_scsi_model=virtio-scsi not supported\n')
-        self.assertEqual(
-            ('tempest.api.compute.volumes.test_attach_volume.'
-             'AttachVolumeMultiAttachTest.test_boot_from_multiattach_'
-             'volume_direct_lun', 'hw_scsi_model=virtio-scsi not supported'),
-            tempest.skipped(line))
-
-    def test_skipped_class(self):
-        line = ('{1} setUpClass (tempest.api.compute.admin.test_volumes_'
-                'negative.UpdateMultiattachVolumeNegativeTest) ... SKIPPED: '
-                'The microversion range[3.27 - latest] is out of range')
-        self.assertEqual(
-            ('setUpClass (tempest.api.compute.admin.test_volumes_negative.'
-             'UpdateMultiattachVolumeNegativeTest)',
-             'The microversion range[3.27 - latest] is out of range'),
-            tempest.skipped(line))
-
     def test_selection(self):
         def selected(test):
             return bool(re.search('|'.join(tempest.TESTS), test))
@@ -750,9 +731,99 @@ class TempestTest(unittest.TestCase):
                   if any(regex.search(test) for regex in regexes)]
             self.assertEqual([0 if test in first else 1], on, test)
 
-    def test_other_lines(self):
-        self.assertIsNone(tempest.skipped(
-            '{0} tempest.api.x.Test.test_y [1.2s] ... ok'))
+    def test_the_series_tests_are_selected_and_in_its_patch(self):
+        patch = next((config.ROOT / 'patches' / 'tempest').glob('0002-*'))
+        defined = re.findall(r'^\+class (\w+)\(', patch.read_text(), re.M)
+        for prefix in tempest.SERIES_TESTS:
+            self.assertIn(prefix.split('.')[-2], defined)
+            self.assertTrue(re.search('|'.join(tempest.TESTS),
+                                      prefix + 'test_x'), prefix)
+
+    def series_result(self, statuses):
+        """A tempest SuiteResult: a test of another class passed, and one
+        test of each series class with its status from `statuses` (passed
+        when not named), or none for None.
+        """
+        results = {'tempest.api.compute.volumes.test_attach_volume.'
+                   'AttachVolumeTestJSON.test_x': 'success'}
+        for prefix in tempest.SERIES_TESTS:
+            name = prefix.split('.')[-2]
+            status = statuses.get(name, 'success')
+            if status:
+                results[prefix + 'test_x'] = status
+        result = suites.SuiteResult('tempest', results=results)
+        result.count()
+        return tempest.series_tests_passed(result)
+
+    def test_the_series_tests_passed(self):
+        result = self.series_result({})
+        self.assertEqual((4, 0, ''), (result.passed, result.failed,
+                                      result.error))
+
+    def test_a_series_test_skipped_fails(self):
+        result = self.series_result({'AttachVolumeModeGuestTest': 'skip'})
+        self.assertEqual((3, 1, 1), (result.passed, result.failed,
+                                     result.skipped))
+        self.assertIn('AttachVolumeModeGuestTest.test_x skip', result.error)
+
+    def test_a_series_class_not_in_the_run_fails(self):
+        result = self.series_result({'AttachVolumeModeMultiCreateTest': None})
+        self.assertEqual(1, result.failed)
+        self.assertIn('AttachVolumeModeMultiCreateTest.* ran', result.error)
+
+
+class RunReportTest(unittest.TestCase):
+    """The tempest and openstacksdk steps: report.json's sections, and the
+    step's verdict, from the SuiteResult of the run.
+    """
+
+    def run_step(self, module, step, result):
+        runner = scenario.Scenario.__new__(scenario.Scenario)
+        runner.cloud = mock.Mock()
+        runner.report = {'tempest': None, 'openstacksdk': None}
+        with mock.patch.object(module, 'run', return_value=result):
+            try:
+                return getattr(runner, step)(), runner.report
+            except scenario.Failed as failure:
+                return failure, runner.report
+
+    def result(self, results, error=''):
+        result = suites.SuiteResult('run', results=results)
+        result.count()
+        if error:
+            result.fail(error)
+        return result
+
+    def test_each_test_with_its_status(self):
+        for module, step, section in ((tempest, 'tempest', 'tempest'),
+                                      (sdk_functional, 'sdk_functional',
+                                       'openstacksdk')):
+            detail, report = self.run_step(module, step, self.result(
+                {'m.T.test_a': 'success', 'm.T.test_b': 'success'}))
+            self.assertEqual('2 passed, 0 failed, 0 skipped',
+                             detail.split(': ', 1)[1])
+            self.assertEqual({'m.T.test_a': 'success',
+                              'm.T.test_b': 'success'},
+                             report[section]['tests'])
+
+    def test_a_run_with_an_error_and_no_failed_test_fails(self):
+        for module, step, section in ((tempest, 'tempest', 'tempest'),
+                                      (sdk_functional, 'sdk_functional',
+                                       'openstacksdk')):
+            failure, report = self.run_step(module, step, self.result(
+                {'m.T.test_a': 'success'}, 'stestr exited 1 with no test '
+                'failed'))
+            self.assertIsInstance(failure, scenario.Failed)
+            self.assertIn('stestr exited 1', str(failure))
+            self.assertEqual(1, report[section]['failed'])
+            self.assertEqual(['stestr exited 1 with no test failed'],
+                             report[section]['failures'])
+
+    def test_no_test_fails(self):
+        for module, step in ((tempest, 'tempest'),
+                             (sdk_functional, 'sdk_functional')):
+            failure, _ = self.run_step(module, step, self.result({}))
+            self.assertIsInstance(failure, scenario.Failed)
 
 
 class SdkFunctionalTest(RootTestCase):
