@@ -552,7 +552,8 @@ class Scenario:
         resource_provider_association_refresh, 300 s), so the checks only
         count if the trait is still missing after them (nothing but this
         step removes it); otherwise they are run again, well before the
-        next re-read.
+        next re-read. A timeout counts as a failure: the scheduler may
+        have taken the host back.
         """
         capable, incapable = (host.name for host in hosts.HOSTS)
         root = self.new_volume('prefilter', image=self.cloud.image())
@@ -560,22 +561,24 @@ class Scenario:
             self.cloud.set_trait(incapable, READ_ONLY_TRAIT, False)
             created, error, outcome = [], None, None
             try:
-                outcome = self.prefilter_checks(root, capable, incapable,
-                                                created)
-            except Failed as failed:
-                error = failed
+                try:
+                    outcome = self.prefilter_checks(root, capable, incapable,
+                                                    created)
+                except (Failed, config.SeriesError) as failure:
+                    error = failure
+                held = READ_ONLY_TRAIT not in self.cloud.traits(incapable)
             finally:
                 for server_id in created:
                     self.cloud.delete_server(server_id)
                 self.cloud.wait_deleted(created)
-                held = READ_ONLY_TRAIT not in self.cloud.traits(incapable)
                 self.cloud.set_trait(incapable, READ_ONLY_TRAIT, True)
             if held:
                 if error:
                     raise error
                 return outcome
             say(f'attempt {attempt}: nova-compute of {incapable} put '
-                f'{READ_ONLY_TRAIT} back meanwhile; again')
+                f'{READ_ONLY_TRAIT} back meanwhile'
+                + (f' ({error})' if error else '') + '; again')
         raise Failed(f'{READ_ONLY_TRAIT} came back during each of '
                      f'{PREFILTER_ATTEMPTS} attempts')
 

@@ -7,6 +7,7 @@ from unittest import mock
 
 from series.cloud.client import Failed
 from series.cloud import scenario
+from series import config
 
 
 class TraitCloud:
@@ -48,7 +49,7 @@ class ReadOnlyPrefilterTest(unittest.TestCase):
         with mock.patch.object(scenario, 'say'):
             try:
                 return runner.read_only_prefilter(), runner
-            except Failed as error:
+            except (Failed, config.SeriesError) as error:
                 return error, runner
 
     def test_checks_that_held_count(self):
@@ -63,6 +64,24 @@ class ReadOnlyPrefilterTest(unittest.TestCase):
             [True, False], [Failed('ro server on mae-compute-b'), 'checked'])
         self.assertEqual('checked', outcome)
         self.assertEqual(2, runner.prefilter_checks.call_count)
+        self.assertTrue(runner.cloud.present)
+
+    def test_a_timeout_after_the_trait_came_back_checks_again(self):
+        # The scheduler took the host with the trait back for the cold
+        # migration: the wait for the refused migration timed out.
+        outcome, runner = self.run_step(
+            [True, False], [config.SeriesError(
+                "timeout waiting for 'conductor_migrate_server Error'"),
+                'checked'])
+        self.assertEqual('checked', outcome)
+        self.assertEqual(2, runner.prefilter_checks.call_count)
+        self.assertTrue(runner.cloud.present)
+
+    def test_a_timeout_while_the_trait_was_missing_fails(self):
+        error, runner = self.run_step([False], [config.SeriesError(
+            "timeout waiting for 'conductor_migrate_server Error'")])
+        self.assertIsInstance(error, config.SeriesError)
+        self.assertEqual(1, runner.prefilter_checks.call_count)
         self.assertTrue(runner.cloud.present)
 
     def test_a_failure_while_the_trait_was_missing_fails(self):
