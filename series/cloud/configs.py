@@ -120,7 +120,7 @@ def nova():
     etc = layout.etc('nova')
     shutil.copy(config.get_project('nova').tree / 'etc/nova/api-paste.ini',
                 etc / 'api-paste.ini')
-    files = {f'compute-{host.key}.conf': nova_compute(host)
+    files = {nova_compute_path(host).name: nova_compute(host)
              for host in hosts.HOSTS}
     conf = etc / 'nova.conf'
     files['nova.conf'] = common(layout.directory() / 'nova', f"""\
@@ -212,17 +212,41 @@ region_name = {layout.REGION}
 {privsep(conf, 'nova_sys_admin', 'privsep_osbrick')}"""
 
 
-def nova_compute(host):
+def nova_compute_path(host):
+    return layout.etc('nova') / f'compute-{host.key}.conf'
+
+
+def write_nova_compute(host, refresh_provider=True):
+    """Write the compute host's configuration again (see nova_compute())."""
+    nova_compute_path(host).write_text(nova_compute(host, refresh_provider))
+
+
+def nova_compute(host, refresh_provider=True):
     """A compute host's configuration. The state path is the same string
     on both hosts, each host's own directory behind it in the host's
-    namespaces (series.cloud.hosts).
+    namespaces (series.cloud.hosts). Without `refresh_provider`,
+    nova-compute reads its provider from placement at start only, and
+    updates it only for a claim.
     """
     state = hosts.compute_state()
-    conf = layout.etc('nova') / f'compute-{host.key}.conf'
+    conf = nova_compute_path(host)
+    audit = '' if refresh_provider else """\
+# No periodic resource audit: the provider is updated only for a claim.
+update_resources_interval = -1
+"""
+    refresh = '' if refresh_provider else """\
+[compute]
+# Nova-compute reads its provider (traits, inventories, aggregates) from
+# placement again each time this many seconds have passed, and then puts
+# back any trait of its driver's capabilities that it finds missing;
+# 0: only when its cache is empty (at start, after a generation conflict).
+resource_provider_association_refresh = 0
+
+"""
     return common(state, f"""\
 host = {host.name}
 instances_path = {state / 'instances'}
-{NOVA_DEFAULTS}""") + f"""\
+{NOVA_DEFAULTS}{audit}""") + f"""\
 [libvirt]
 {nova_libvirt()}
 # The host's libvirtd, through the socket its namespace sees.
@@ -244,7 +268,7 @@ live_migration_inbound_addr = {host.address}
 # instances path is not shared between the hosts.
 ensure_libvirt_rbd_instance_dir_cleanup = true
 
-{nova_clients(conf)}"""
+{refresh}{nova_clients(conf)}"""
 
 
 def rbd_backends():

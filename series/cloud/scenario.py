@@ -6,6 +6,7 @@ unshelve, swap, detach and re-attach; then the refusals, the faults
 (series.cloud.faults) and tempest. Writes .work/cloud/report.json.
 """
 
+import datetime
 import subprocess
 import time
 
@@ -15,6 +16,7 @@ from series.cloud.client import check
 from series.cloud.client import Cloud
 from series.cloud.client import Failed
 from series.cloud.client import PREFIX
+from series.cloud import configs
 from series.cloud import deploy
 from series.cloud import faults
 from series.cloud import hosts
@@ -547,16 +549,36 @@ class Scenario:
         disk), no server with a read-only volume is scheduled there, at
         create or on a move, while it still takes other servers.
 
-        The host's nova-compute puts the trait back when it next re-reads
-        its provider from placement ([compute]
-        resource_provider_association_refresh, 300 s), so the checks only
-        count if the trait is still missing after them (nothing but this
-        step removes it); otherwise they are run again, well before the
-        next re-read. A timeout counts as a failure: the scheduler may
-        have taken the host back.
+        That host's nova-compute puts the trait back whenever it reads its
+        provider from placement again: when its association refresh falls
+        due ([compute] resource_provider_association_refresh, 300 s by
+        default) and when a write of its own fails on a generation
+        conflict, which the trait's removal causes for its next inventory
+        update (its memory total, which libvirt reads from the host, is
+        not constant on every machine). For the step it runs without
+        either (provider_refresh()): no association refresh, no periodic
+        resource audit, so the only writes left are those of a claim on
+        the host. The checks that need the trait missing
+        (prefilter_checks()) send nothing to that host; the trait is read
+        after them, then the host takes an rw server
+        (prefilter_takes_rw()), scheduled before its claim. They count
+        only if the trait was still missing (nothing but this step
+        removes it), and run again otherwise, a timeout among them (the
+        scheduler may have taken the host back).
         """
         capable, incapable = (host.name for host in hosts.HOSTS)
         root = self.new_volume('prefilter', image=self.cloud.image())
+        self.provider_refresh(incapable, False)
+        try:
+            return self.prefilter_attempts(root, capable, incapable)
+        finally:
+            self.provider_refresh(incapable, True)
+
+    def prefilter_attempts(self, root, capable, incapable):
+        """prefilter_checks() until it ran with the trait held, at most
+        PREFILTER_ATTEMPTS times: a failure then, or its outcome with
+        prefilter_takes_rw()'s.
+        """
         for attempt in range(1, PREFILTER_ATTEMPTS + 1):
             self.cloud.set_trait(incapable, READ_ONLY_TRAIT, False)
             created, error, outcome = [], None, None
@@ -567,6 +589,9 @@ class Scenario:
                 except (Failed, config.SeriesError) as failure:
                     error = failure
                 held = READ_ONLY_TRAIT not in self.cloud.traits(incapable)
+                if held and not error:
+                    outcome += '; ' + self.prefilter_takes_rw(
+                        root, incapable, created)
             finally:
                 for server_id in created:
                     self.cloud.delete_server(server_id)
@@ -582,28 +607,45 @@ class Scenario:
         raise Failed(f'{READ_ONLY_TRAIT} came back during each of '
                      f'{PREFILTER_ATTEMPTS} attempts')
 
-    def prefilter_checks(self, root, capable, incapable, created):
-        def boot(name, mode, host=None):
-            reply = self.cloud.create_servers(name, [{
-                'boot_index': 0, 'uuid': root, 'source_type': 'volume',
-                'destination_type': 'volume', 'attach_mode': mode}],
-                host=host)
-            [server_id] = self.cloud.reserved(reply)
-            created.append(server_id)
-            return server_id
+    def provider_refresh(self, host_name, refresh):
+        """Restart `host_name`'s nova-compute with its configuration as
+        `cloud up` writes it (`refresh` true), or without association
+        refresh and periodic resource audit (configs.nova_compute());
+        return once it has reported its state after the start, which it
+        does when its start is over, its provider read from placement.
+        """
+        host = hosts.by_name(host_name)
+        configs.write_nova_compute(host, refresh_provider=refresh)
+        compute = services.compute(host)
+        compute.stop()
+        since = datetime.datetime.now(datetime.timezone.utc)
+        services.start(compute, timeout=180, admin=self.cloud.admin)
+        api.wait(f'nova-compute of {host_name} reported after its start',
+                 lambda: compute.reports_as in services.reported_up(
+                     self.cloud.admin, since=since), 240)
 
-        refused = boot('prefilter-ro-asked', 'ro', host=incapable)
+    def prefilter_boot(self, root, name, mode, created, host=None):
+        reply = self.cloud.create_servers(name, [{
+            'boot_index': 0, 'uuid': root, 'source_type': 'volume',
+            'destination_type': 'volume', 'attach_mode': mode}], host=host)
+        [server_id] = self.cloud.reserved(reply)
+        created.append(server_id)
+        return server_id
+
+    def prefilter_checks(self, root, capable, incapable, created):
+        """What the scheduler does without the trait on `incapable`: an
+        ro server asked there refused, one asked nowhere on `capable`,
+        its cold migration refused. None of it reaches `incapable`.
+        """
+        refused = self.prefilter_boot(root, 'prefilter-ro-asked', 'ro',
+                                      created, host=incapable)
         server = self.cloud.wait_server(refused, ('ERROR',))
         check('No valid host' in server.get('fault', {}).get('message', ''),
               f'ro on {incapable}: {server["status"]}, fault '
               f'{server.get("fault")}')
-        read_only = boot('prefilter-ro', 'ro')
-        read_write = boot('prefilter-rw-asked', 'rw', host=incapable)
-        for server_id, mode, expected in ((read_only, 'ro', capable),
-                                          (read_write, 'rw', incapable)):
-            host = self.cloud.wait_server(server_id)[
-                'OS-EXT-SRV-ATTR:host']
-            check(host == expected, f'{mode} server on {host}')
+        read_only = self.prefilter_boot(root, 'prefilter-ro', 'ro', created)
+        host = self.cloud.wait_server(read_only)['OS-EXT-SRV-ATTR:host']
+        check(host == capable, f'ro server on {host}')
 
         self.cloud.action(read_only, {'migrate': None}, admin=True)
 
@@ -617,8 +659,16 @@ class Scenario:
         check(host == capable, f'ro server on {host} after the migration')
         return (f'{READ_ONLY_TRAIT} removed from {incapable}: ro asked on '
                 f'{incapable} -> ERROR (No valid host); ro -> {capable}; '
-                f'rw asked on {incapable} -> ACTIVE there; cold migration '
-                f'of the ro server refused ({summary}), still on {capable}')
+                f'cold migration of the ro server refused ({summary}), '
+                f'still on {capable}')
+
+    def prefilter_takes_rw(self, root, incapable, created):
+        """An rw server asked on `incapable` runs there."""
+        read_write = self.prefilter_boot(root, 'prefilter-rw-asked', 'rw',
+                                         created, host=incapable)
+        host = self.cloud.wait_server(read_write)['OS-EXT-SRV-ATTR:host']
+        check(host == incapable, f'rw server on {host}')
+        return f'rw asked on {incapable} -> ACTIVE there'
 
     def run(self):
         self.cloud.delete_leftovers()

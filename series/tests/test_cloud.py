@@ -177,6 +177,21 @@ class ConfigsTest(RootTestCase):
                 'ensure_libvirt_rbd_instance_dir_cleanup'])
         self.assertIn('/mae_nova_api', nova['api_database']['connection'])
 
+    def test_a_compute_written_again_without_provider_refresh(self):
+        host = hosts.HOSTS[1]
+        written = (layout.etc('nova') / 'compute-b.conf').read_text()
+        compute = self.parse('nova', 'compute-b.conf')
+        self.assertNotIn('compute', compute)
+        self.assertNotIn('update_resources_interval', compute['DEFAULT'])
+        configs.write_nova_compute(host, refresh_provider=False)
+        compute = self.parse('nova', 'compute-b.conf')
+        self.assertEqual('0', compute['compute'][
+            'resource_provider_association_refresh'])
+        self.assertEqual('-1', compute['DEFAULT']['update_resources_interval'])
+        configs.write_nova_compute(host)
+        self.assertEqual(written, (layout.etc('nova') /
+                                   'compute-b.conf').read_text())
+
     def test_each_compute_host_its_name_and_migration_address(self):
         computes = [self.parse('nova', f'compute-{host.key}.conf')
                     for host in hosts.HOSTS]

@@ -1,5 +1,6 @@
 """The scenario's read-only prefilter step counts its checks only while
-the trait it removed stayed removed.
+the trait it removed stayed removed, with the incapable host's
+nova-compute restarted without provider refresh for the step.
 """
 
 import unittest
@@ -19,6 +20,7 @@ class TraitCloud:
         self.put_back = list(put_back)
         self.present = True
         self.changes = []
+        self.calls = []
 
     def image(self):
         return 'image'
@@ -28,6 +30,7 @@ class TraitCloud:
         self.present = present
 
     def traits(self, host):
+        self.calls.append('traits')
         if self.put_back.pop(0):
             self.present = True
         return {scenario.READ_ONLY_TRAIT} if self.present else set()
@@ -46,6 +49,12 @@ class ReadOnlyPrefilterTest(unittest.TestCase):
         runner.cloud = TraitCloud(put_back)
         runner.new_volume = mock.Mock(return_value='root')
         runner.prefilter_checks = mock.Mock(side_effect=checks)
+        runner.provider_refresh = mock.Mock()
+
+        def takes_rw(root, host, created):
+            runner.cloud.calls.append('rw')
+            return 'rw'
+        runner.prefilter_takes_rw = takes_rw
         with mock.patch.object(scenario, 'say'):
             try:
                 return runner.read_only_prefilter(), runner
@@ -54,7 +63,7 @@ class ReadOnlyPrefilterTest(unittest.TestCase):
 
     def test_checks_that_held_count(self):
         outcome, runner = self.run_step([False], ['checked'])
-        self.assertEqual('checked', outcome)
+        self.assertEqual('checked; rw', outcome)
         self.assertEqual([False, True], [present for _, _, present in
                                          runner.cloud.changes])
         self.assertTrue(runner.cloud.present)
@@ -62,7 +71,7 @@ class ReadOnlyPrefilterTest(unittest.TestCase):
     def test_checks_again_after_the_trait_came_back(self):
         outcome, runner = self.run_step(
             [True, False], [Failed('ro server on mae-compute-b'), 'checked'])
-        self.assertEqual('checked', outcome)
+        self.assertEqual('checked; rw', outcome)
         self.assertEqual(2, runner.prefilter_checks.call_count)
         self.assertTrue(runner.cloud.present)
 
@@ -73,7 +82,7 @@ class ReadOnlyPrefilterTest(unittest.TestCase):
             [True, False], [config.SeriesError(
                 "timeout waiting for 'conductor_migrate_server Error'"),
                 'checked'])
-        self.assertEqual('checked', outcome)
+        self.assertEqual('checked; rw', outcome)
         self.assertEqual(2, runner.prefilter_checks.call_count)
         self.assertTrue(runner.cloud.present)
 
@@ -83,6 +92,33 @@ class ReadOnlyPrefilterTest(unittest.TestCase):
         self.assertIsInstance(error, config.SeriesError)
         self.assertEqual(1, runner.prefilter_checks.call_count)
         self.assertTrue(runner.cloud.present)
+
+    def test_the_step_runs_without_provider_refresh(self):
+        outcome, runner = self.run_step([False], ['checked'])
+        self.assertEqual([mock.call('mae-compute-b', False),
+                          mock.call('mae-compute-b', True)],
+                         runner.provider_refresh.call_args_list)
+        # Restarted before the trait is removed, again after it is back,
+        # also when the checks fail.
+        refresh = []
+        runner = scenario.Scenario.__new__(scenario.Scenario)
+        runner.cloud = TraitCloud([False])
+        runner.new_volume = mock.Mock(return_value='root')
+        runner.prefilter_checks = mock.Mock(
+            side_effect=[Failed('ro server on mae-compute-b')])
+        runner.provider_refresh = lambda host, on: refresh.append(
+            (host, on, runner.cloud.present))
+        with mock.patch.object(scenario, 'say'), \
+                self.assertRaises(Failed):
+            runner.read_only_prefilter()
+        self.assertEqual([('mae-compute-b', False, True),
+                          ('mae-compute-b', True, True)], refresh)
+
+    def test_the_trait_is_read_before_the_host_takes_a_server(self):
+        # The rw server's claim is the host's first write to placement.
+        outcome, runner = self.run_step([False], ['checked'])
+        self.assertEqual('checked; rw', outcome)
+        self.assertEqual(['traits', 'rw'], runner.cloud.calls)
 
     def test_a_failure_while_the_trait_was_missing_fails(self):
         error, runner = self.run_step([False],
