@@ -26,6 +26,22 @@ from series import spec
 from series import suites
 
 
+# The tool tests that skip without a virtualenv of this checkout.
+VIRTUALENV_TOOL_TESTS = ('series.tests.test_suites.RunStestrTest',
+                         'series.tests.test_each')
+
+
+def virtualenv_tool_tests():
+    """VIRTUALENV_TOOL_TESTS, run once the projects' virtualenvs exist:
+    a skip among them fails.
+    """
+    result = suites.tool_self_test(name='tools/series self-test with stestr',
+                                   tests=VIRTUALENV_TOOL_TESTS)
+    if result.skipped:
+        result.fail(f'{result.skipped} skipped with the virtualenvs built')
+    return result
+
+
 def check_result(project, quilt=False):
     problems = checks.check(project, quilt)
     result = suites.SuiteResult(name=f'{project.name} series check',
@@ -259,6 +275,11 @@ def ci(args):
             results.extend(timings.run(f'{name} tests', suites.test,
                                        project))
             results.append(timings.run(f'{name} lint', suites.lint, project))
+    # The tool tests that run the real stestr skip before any virtualenv
+    # exists, as in the first run above; they run here, where they must
+    # pass.
+    results.append(timings.run('tool tests with a virtualenv',
+                               virtualenv_tool_tests))
     # The real cloud leaves about one of the two cores idle (its services
     # and guests mostly wait on each other: 50 % idle measured over a
     # run). Cinder's suites and the devstack plugin's tests, which share

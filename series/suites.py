@@ -405,17 +405,21 @@ def bench(project, name, args):
 
 
 def tool_self_test(directory='series/tests', name='tools/series self-test',
-                   top_level='.', python=sys.executable):
-    """Run this repository's own unit tests in `directory`.
+                   top_level='.', python=sys.executable, tests=()):
+    """Run this repository's own unit tests in `directory`, or the
+    `tests` named (modules, classes) alone.
 
     `top_level` (unittest's -t, relative to the repository) is where the
     test modules are imported from: the root for the package's tests
     (series.tests.test_*), None for tests that are not in a package.
     """
     top = ['-t', config.ROOT / top_level] if top_level else []
-    proc = process.run([python, '-m', 'unittest', 'discover', '-v',
-                        '-s', config.ROOT / directory, *top],
-                       cwd=config.ROOT, check=False)
+    if tests:
+        command = [python, '-m', 'unittest', '-v', *tests]
+    else:
+        command = [python, '-m', 'unittest', 'discover', '-v',
+                   '-s', config.ROOT / directory, *top]
+    proc = process.run(command, cwd=config.ROOT, check=False)
     result = SuiteResult(name=name)
     # unittest's own totals: a test that prints does not break them, as it
     # breaks the "... ok" lines.

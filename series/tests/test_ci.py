@@ -201,3 +201,17 @@ class TimingsTest(base.SeriesTestCase):
                           f'{"nova tests":<44}   30.0    75%',
                           f'{"real cloud":<44}   10.0    25%',
                           f'{"total":<44}   40.0'], lines)
+
+
+class VirtualenvToolTestsTest(unittest.TestCase):
+    """The tool tests that skip without a virtualenv fail CI when they
+    skip with one.
+    """
+
+    def test_a_skip_fails(self):
+        skipped = ci.suites.SuiteResult('x', passed=3, skipped=1)
+        with mock.patch.object(ci.suites, 'tool_self_test',
+                               return_value=skipped):
+            result = ci.virtualenv_tool_tests()
+        self.assertEqual(1, result.failed)
+        self.assertIn('1 skipped with the virtualenvs built', result.error)
