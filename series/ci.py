@@ -218,13 +218,18 @@ def side_by_side(background, foreground):
         return results + list(running.result())
 
 
-def alongside_the_cloud(cinder, timings, databases):
-    """What CI runs while the real cloud runs: their results."""
-    results = []
+def alongside_the_cloud(nova, cinder, timings, databases):
+    """What CI runs while the real cloud runs: their results. The unit
+    tests run in the background (suites.run_stestr()): on the CPU the
+    cloud leaves.
+    """
+    results = timings.run('nova unit tests (alongside the cloud)',
+                          suites.test, nova, functional=False,
+                          databases=databases, background=True)
     if queue.read_series(cinder):
         results.extend(timings.run('cinder tests (alongside the cloud)',
                                    suites.test, cinder, databases=databases,
-                                   concurrency=1))
+                                   background=True))
         results.append(timings.run('cinder flake8 (alongside the cloud)',
                                    suites.lint, cinder))
         results.append(timings.run('cinder contract (alongside the cloud)',
@@ -233,6 +238,36 @@ def alongside_the_cloud(cinder, timings, databases):
     results.append(timings.run('devstack plugin tests (alongside the cloud)',
                                suites.tool_self_test, 'devstack/tests',
                                'devstack plugin tests', top_level=None))
+    return results
+
+
+def demo_docs_and_clients(projects, timings):
+    """The demo end to end, Nova's docs, style and type checks, the spec
+    and the manual, and the tests and style checks of os-traits and the
+    clients: their results.
+    """
+    nova = projects['nova']
+    results = [timings.run('demo end to end', demo.end_to_end)]
+    results.extend(timings.run('nova docs', docs.docs, nova))
+    results.append(timings.run('nova flake8', suites.lint, nova))
+    results.append(timings.run('nova mypy', suites.typecheck, nova))
+    results.append(timings.run('tools flake8', suites.lint_tools, nova))
+    results.extend(timings.run('spec checks', spec.spec_checks, nova))
+    results.extend(timings.run('manual', manual.check, nova))
+    # os-traits and the clients (openstacksdk, python-openstackclient,
+    # tempest): their own unit tests of what the series changes, and their
+    # style checks. The clients' end-to-end checks run against the demo
+    # above.
+    for name, project in projects.items():
+        if name not in ('nova', 'cinder') and queue.read_series(project):
+            results.extend(timings.run(f'{name} tests', suites.test,
+                                       project))
+            results.append(timings.run(f'{name} lint', suites.lint, project))
+    # The tool tests that run the real stestr skip before any virtualenv
+    # exists, as in the first run above; they run here, where they must
+    # pass.
+    results.append(timings.run('tool tests with a virtualenv',
+                               virtualenv_tool_tests))
     return results
 
 
@@ -257,34 +292,25 @@ def ci(args):
     results.append(timings.run('standalone clone', standalone_clone,
                                projects))
     nova = projects['nova']
-    results.append(timings.run('demo end to end', demo.end_to_end))
-    results.extend(timings.run('nova tests', suites.test, nova,
-                               databases=databases))
-    results.extend(timings.run('nova docs', docs.docs, nova))
-    results.append(timings.run('nova flake8', suites.lint, nova))
-    results.append(timings.run('nova mypy', suites.typecheck, nova))
-    results.append(timings.run('tools flake8', suites.lint_tools, nova))
-    results.extend(timings.run('spec checks', spec.spec_checks, nova))
-    results.extend(timings.run('manual', manual.check, nova))
-    # os-traits and the clients (openstacksdk, python-openstackclient,
-    # tempest): their own unit tests of what the series changes, and their
-    # style checks. The clients' end-to-end checks run against the demo
-    # above.
-    for name, project in projects.items():
-        if name not in ('nova', 'cinder') and queue.read_series(project):
-            results.extend(timings.run(f'{name} tests', suites.test,
-                                       project))
-            results.append(timings.run(f'{name} lint', suites.lint, project))
-    # The tool tests that run the real stestr skip before any virtualenv
-    # exists, as in the first run above; they run here, where they must
-    # pass.
-    results.append(timings.run('tool tests with a virtualenv',
-                               virtualenv_tool_tests))
+    # Nova's functional tests keep both cores busy; the demo, the docs,
+    # the style checks and the clients' tests mostly one. They share no
+    # stestr repository and run side by side, once the virtualenv they
+    # share is built. The functional modules are those the series
+    # touches and those of its samples; `tools/series test nova` adds
+    # the users of the fixtures it changes and the modules named after
+    # its source modules (about as many again).
+    timings.run('nova virtualenv', prepare, envs.ensure_venv, nova)
+    results.extend(side_by_side(
+        lambda: timings.run('nova functional tests (beside what follows)',
+                            suites.test, nova, unit=False,
+                            wide_functional=False),
+        lambda: demo_docs_and_clients(projects, timings)))
     # The real cloud leaves about one of the two cores idle (its services
     # and guests mostly wait on each other: 50 % idle measured over a
-    # run). Cinder's suites and the devstack plugin's tests, which share
-    # no virtualenv, stestr repository or database with it, run meanwhile
-    # on one core. The virtualenvs that install Cinder's work tree (an
+    # run). Nova's and Cinder's unit tests and the devstack plugin's
+    # tests, which share no virtualenv, stestr repository or database
+    # with it, run meanwhile, the unit tests at a lower priority than
+    # the cloud. The virtualenvs that install Cinder's work tree (an
     # editable install rewrites its egg-info) are built first.
     cinder = projects['cinder']
     if queue.read_series(cinder):
@@ -293,7 +319,7 @@ def ci(args):
     results.extend(side_by_side(
         lambda: timings.run('real cloud: upgrade, scenario, down',
                             real_cloud),
-        lambda: alongside_the_cloud(cinder, timings, databases)))
+        lambda: alongside_the_cloud(nova, cinder, timings, databases)))
     suites.print_table(results)
     timings.print(time.monotonic() - started)
     return suites.print_totals(results)

@@ -13,6 +13,33 @@ def say(*args):
     sys.stdout.flush()
 
 
+# `python -c BACKGROUND command...`, started in a session of its own:
+# the command and its children take the CPU that the processes of other
+# sessions leave. The kernel's autogroup scheduling shares the CPU between
+# sessions first, so the session's nice value matters, not only the
+# process's.
+BACKGROUND = """
+import os, sys
+try:
+    with open('/proc/self/autogroup', 'w') as autogroup:
+        autogroup.write('%d')
+except OSError:
+    pass
+os.nice(%d)
+os.execvp(sys.argv[1], sys.argv[1:])
+"""
+BACKGROUND_NICE = 10
+
+
+def background(cmd):
+    """`cmd` wrapped to run at BACKGROUND_NICE: start it with
+    start_new_session=True (its session is what the kernel renices).
+    """
+    return [sys.executable, '-c',
+            BACKGROUND % (BACKGROUND_NICE, BACKGROUND_NICE),
+            *map(str, cmd)]
+
+
 def run(cmd, cwd=None, env=None, check=True, capture=True, input=None):
     """Run a command; return its CompletedProcess (text output)."""
     full_env = dict(os.environ, **(env or {}))

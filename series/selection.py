@@ -33,7 +33,7 @@ def test_modules(tree, directory):
     return sorted(p for p in (tree / directory).rglob('test_*.py'))
 
 
-def select_tests(project, tree, files):
+def select_tests(project, tree, files, wide_functional=True):
     """Derive the unit and functional test modules covering `files`.
 
     - a test module the series touches runs;
@@ -51,7 +51,9 @@ def select_tests(project, tree, files):
       that name '<name>'.
 
     The project's `expensive` modules are selected only when the series
-    touches them (see projects.toml).
+    touches them (see projects.toml). Without `wide_functional`, the
+    functional modules are only those the series touches and those of its
+    samples: none through a source module's name or a fixture.
     """
     unit, functional = set(project.always), set()
     touched = set()
@@ -103,7 +105,9 @@ def select_tests(project, tree, files):
             if fixtures:
                 used = rf'\b({"|".join(fixtures)})\b'
                 unit |= mentioning(used, unit_modules, code_only=True)
-                functional |= mentioning(used, func_modules, code_only=True)
+                if wide_functional:
+                    functional |= mentioning(used, func_modules,
+                                             code_only=True)
             continue
         directory, mod = os.path.split(path[len(project.package) + 1:-3])
         if mod == '__init__':
@@ -119,7 +123,7 @@ def select_tests(project, tree, files):
         elif mirror:
             for test in sorted((tree / mirror).rglob(f'test_{mod}.py')):
                 unit.add(module_of(str(test.relative_to(tree))))
-        for test in func_modules:
+        for test in func_modules if wide_functional else ():
             if test.name == f'test_{mod}.py':
                 functional.add(module_of(str(test.relative_to(tree))))
 

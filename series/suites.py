@@ -194,7 +194,7 @@ def not_passed(result, prefixes):
 
 def run_stestr(python, tree, filters, *, name, log, env, options=(),
                selection=(), run_options=(), repository=None, listed=False,
-               echo=None):
+               echo=None, background=False):
     """Run `stestr run` in `tree` and return a SuiteResult of that run
     alone (judge()).
 
@@ -204,7 +204,8 @@ def run_stestr(python, tree, filters, *, name, log, env, options=(),
     is emptied first); without it, the tree's own, whose run is read by
     the id it got, never as the last. With `listed`, `stestr list`
     first gives the ids the run must hold. Each line of output goes to
-    `log`, and to `echo` if given.
+    `log`, and to `echo` if given. With `background`, the run takes
+    only the CPU that other sessions leave (process.background()).
     """
     stestr = [str(python), '-m', 'stestr', '--repo-url',
               str(repository or tree), *map(str, options)]
@@ -232,10 +233,13 @@ def run_stestr(python, tree, filters, *, name, log, env, options=(),
         selected = [test_id(line.strip())
                     for line in listing.stdout.splitlines() if line.strip()]
     run_id = next_run_id(repository)
+    command = [*stestr, 'run', *map(str, run_options), *selection]
+    if background:
+        command = process.background(command)
     with open(log, 'w') as out, subprocess.Popen(
-            [*stestr, 'run', *map(str, run_options), *selection], cwd=tree,
-            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            text=True) as proc:
+            command, cwd=tree, env=env, stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT, text=True,
+            start_new_session=background) as proc:
         for line in proc.stdout:
             out.write(line)
             skip = skipped(line)
@@ -248,10 +252,22 @@ def run_stestr(python, tree, filters, *, name, log, env, options=(),
                  read_subunit_results(python, repository, run_id), selected)
 
 
-def run_suite(project, python, suite, test_path, filters, concurrency=None):
-    """Run stestr on one test path; return a SuiteResult."""
+# Each test's time limit (OS_TEST_TIMEOUT), as the projects' tox.ini set
+# it; in the background, where a test may wait minutes for the CPU, a
+# guard against hangs only.
+TEST_TIMEOUT = 160
+BACKGROUND_TEST_TIMEOUT = 900
+
+
+def run_suite(project, python, suite, test_path, filters, concurrency=None,
+              background=False):
+    """Run stestr on one test path; return a SuiteResult. With
+    `background` (run_stestr()), each test's time limit is
+    BACKGROUND_TEST_TIMEOUT.
+    """
+    timeout = BACKGROUND_TEST_TIMEOUT if background else TEST_TIMEOUT
     env = {'OS_STDOUT_CAPTURE': '1', 'OS_STDERR_CAPTURE': '1',
-           'OS_TEST_TIMEOUT': '160', 'PYTHONDONTWRITEBYTECODE': '1',
+           'OS_TEST_TIMEOUT': str(timeout), 'PYTHONDONTWRITEBYTECODE': '1',
            'LANGUAGE': 'en_US', 'LC_ALL': 'C.UTF-8',
            'PATH': f'{python.parent}{os.pathsep}{os.environ["PATH"]}',
            'VIRTUAL_ENV': str(python.parent.parent)}
@@ -277,7 +293,7 @@ def run_suite(project, python, suite, test_path, filters, concurrency=None):
                         env=dict(os.environ, **env),
                         options=[f'--test-path=./{test_path}'],
                         selection=selection, run_options=run_options,
-                        echo=echo)
+                        echo=echo, background=background)
     if result.error:
         result.error += f'; see {log}'
     process.say(f'{project.name}: {suite}: {result.passed} passed, '
@@ -307,8 +323,11 @@ def check_database_tests(project, results):
 
 
 def test(project, filters=(), full=False, unit=True, functional=True,
-         databases=False, concurrency=None):
-    """Run the selection; return the list of SuiteResults."""
+         databases=False, concurrency=None, background=False,
+         wide_functional=True):
+    """Run the selection; return the list of SuiteResults (`background`:
+    run_suite(), `wide_functional`: selection.select_tests()).
+    """
     if not (project.tree / '.git').exists():
         queue.apply(project)
     python = envs.ensure_venv(project)
@@ -320,7 +339,7 @@ def test(project, filters=(), full=False, unit=True, functional=True,
                                                              filters)
     else:
         unit_modules, func_modules = selection.select_tests(
-            project, tree, selection.changed_files(tree))
+            project, tree, selection.changed_files(tree), wide_functional)
         process.say(f'{project.name}: selection derived from the series: '
                     f'{len(unit_modules)} unit and {len(func_modules)} '
                     'functional test modules')
@@ -331,11 +350,11 @@ def test(project, filters=(), full=False, unit=True, functional=True,
     suites = []
     if unit and project.unit_tests and unit_filters:
         suites.append(run_suite(project, python, 'unit', project.unit_tests,
-                                unit_filters, concurrency))
+                                unit_filters, concurrency, background))
     if functional and project.functional_tests and func_filters:
         suites.append(run_suite(project, python, 'functional',
                                 project.functional_tests, func_filters,
-                                concurrency))
+                                concurrency, background))
     if databases and project.database_tests:
         results = {}
         for suite in suites:

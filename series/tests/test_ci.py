@@ -189,6 +189,24 @@ class SideBySideTest(unittest.TestCase):
         say.assert_called_once_with('build: pip failed')
 
 
+class AlongsideTheCloudTest(unittest.TestCase):
+
+    def test_the_unit_tests_run_in_the_background(self):
+        nova, cinder = mock.Mock(), mock.Mock()
+        with mock.patch.object(ci.suites, 'test', return_value=[]) as test, \
+                mock.patch.object(ci.suites, 'lint'), \
+                mock.patch.object(ci.suites, 'tool_self_test'), \
+                mock.patch.object(ci.contract, 'contract'), \
+                mock.patch.object(ci.queue, 'read_series',
+                                  return_value=['0001.patch']):
+            ci.alongside_the_cloud(nova, cinder, ci.Timings(), True)
+        self.assertEqual(
+            [mock.call(nova, functional=False, databases=True,
+                       background=True),
+             mock.call(cinder, databases=True, background=True)],
+            test.call_args_list)
+
+
 class TimingsTest(base.SeriesTestCase):
 
     def test_the_breakdown_is_a_table_with_shares_and_a_total(self):

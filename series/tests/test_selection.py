@@ -38,13 +38,14 @@ class SelectTestsTest(base.SeriesTestCase):
         'demo/tests/unit/test_helper.py': 'volume.helper()\n',
     }
 
-    def select(self, changed):
+    def select(self, changed, **kwargs):
         for path, text in self.FILES.items():
             (self.root / path).parent.mkdir(parents=True, exist_ok=True)
             (self.root / path).write_text(text)
         self.project.always = ('demo.tests.unit.test_always',)
         self.project.expensive = ('demo.tests.functional.test_servers',)
-        return selection.select_tests(self.project, self.root, changed)
+        return selection.select_tests(self.project, self.root, changed,
+                                      **kwargs)
 
     def test_source_module_selects_its_tests_and_importers(self):
         unit, functional = self.select(['demo/compute/api.py'])
@@ -84,6 +85,21 @@ class SelectTestsTest(base.SeriesTestCase):
         self.assertEqual(['demo.tests.functional.notify.test_events',
                           'demo.tests.functional.samples.test_things',
                           'demo.tests.functional.test_boot'], functional)
+
+    def test_narrow_functional_selection_is_touched_modules_and_samples(self):
+        changed = ['demo/compute/api.py', 'demo/tests/fixtures/volume.py',
+                   'demo/tests/functional/test_boot.py',
+                   'doc/api_samples/things/v2.1/thing-resp.json']
+        wide = self.select(changed)
+        narrow = self.select(changed, wide_functional=False)
+        self.assertEqual(wide[0], narrow[0])
+        self.assertEqual(['demo.tests.functional.samples.test_things',
+                          'demo.tests.functional.test_api',
+                          'demo.tests.functional.test_boot',
+                          'demo.tests.functional.test_volumes',
+                          'demo.tests.functional.wsgi.test_api'], wide[1])
+        self.assertEqual(['demo.tests.functional.samples.test_things',
+                          'demo.tests.functional.test_boot'], narrow[1])
 
     def test_arguments_go_to_the_suite_they_name(self):
         self.select([])

@@ -232,6 +232,21 @@ class RunStestrTest(unittest.TestCase):
             self.assertEqual((0, {}), (result.passed, result.results))
             self.assertGreaterEqual(result.failed, 1, listed)
 
+    def test_a_background_run_runs_its_tests_reniced(self):
+        # The test passes only where it runs at the background priority.
+        (self.tree / 'pkg' / 'test_nice.py').write_text(
+            'import os\nimport unittest\n\n\n'
+            'class N(unittest.TestCase):\n\n'
+            '    def test_nice(self):\n'
+            '        self.assertEqual('
+            f'{os.nice(0) + process.BACKGROUND_NICE}, os.nice(0))\n')
+        self.assertEqual(
+            {'pkg.test_nice.N.test_nice': 'success'},
+            self.run_stestr(['test_nice'], background=True).results)
+        self.assertEqual(
+            {'pkg.test_nice.N.test_nice': 'failure'},
+            self.run_stestr(['test_nice']).results)
+
 
 class JudgeTest(unittest.TestCase):
     """suites.judge: what one stestr run's exit status and results make
