@@ -6,7 +6,8 @@ test patches one attribute in one place and every module sees it.
 
   config     ROOT (the repository, or $SERIES_ROOT), Project and
              projects.toml, SeriesError (a problem the user must fix)
-  process    say, run, git: running commands
+  process    say, run, git: running commands; background(): a command
+             that takes only the CPU other sessions leave
   base       the pinned base: the sdist verified against its sha256,
              unpacked, and made a git repository (tag `base`)
   queue      the patch queue: the series file, the work tree, apply,
@@ -20,6 +21,8 @@ test patches one attribute in one place and every module sees it.
   suites     what runs and is counted (SuiteResult): stestr suites,
              flake8, mypy, this repository's own tests, bench, and the
              summary table
+  each       every commit with only the commits before it: the tests
+             it adds or changes and flake8, in a worktree of the commit
   docs       sphinx-build -W of the patched docs and release notes
   contract   the contract suite on the release and on the patched tree
   spec       the nova-specs spec in specs/: title check, sphinx -W
@@ -31,11 +34,15 @@ test patches one attribute in one place and every module sees it.
              and OSD), started and stopped by PID
   demo       the main job: the demo scenario, by hand or end to end
   cloud      the real cloud, a package: venv, layout (paths, ports,
-             users), configs, services (processes by PID), api (REST
-             client), deploy (up, down, status), scenario, tempest,
-             sdk_functional (openstacksdk's functional tests), cli
+             users), configs, services (processes by PID), hosts and
+             network (the compute hosts' namespaces and the servers'
+             network, macvtap_agent), client and api (REST), releases
+             (pristine or series), deploy (up, down, status), views and
+             rbd_probe (libvirt XML, QMP, RBD), scenario, faults,
+             upgrade, tempest, sdk_functional (openstacksdk's functional
+             tests), cli
   ci         everything CI runs, including a standalone clone
-  cli        the command line (argparse) and its verbs
+  cli        the command line: build_parser() and one function per verb
 
 A module imports only modules above it in this list, so there are no
 import cycles. series/tests/ holds the unit tests, one test module per

@@ -1,0 +1,55 @@
+"""Tests of series.cli: the parser and the dispatch to one function per
+verb.
+"""
+
+import contextlib
+import io
+import unittest
+from unittest import mock
+
+from series import cli
+
+
+class BuildParserTest(unittest.TestCase):
+
+    def test_every_verb_has_its_function(self):
+        parser = cli.build_parser()
+        verbs = parser._subparsers._group_actions[0].choices
+        self.assertIn('each', verbs)
+        for name, sub in verbs.items():
+            self.assertTrue(callable(sub.get_default('func')), name)
+
+    def test_help_is_the_list_of_verbs(self):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out), self.assertRaises(SystemExit):
+            cli.build_parser().parse_args(['--help'])
+        verbs = cli.build_parser()._subparsers._group_actions[0].choices
+        for name in verbs:
+            self.assertIn(f'\n    {name} ', out.getvalue())
+
+
+class MainTest(unittest.TestCase):
+
+    def test_a_verb_runs_its_function_with_the_project(self):
+        with mock.patch.object(cli.queue, 'export') as export:
+            self.assertEqual(0, cli.main(['export', 'cinder']))
+        self.assertEqual('cinder', export.call_args.args[0].name)
+
+    def test_a_test_module_names_nova_as_the_project(self):
+        with mock.patch.object(cli.suites, 'test', return_value=[]) as test, \
+                mock.patch.object(cli.suites, 'print_summary',
+                                  return_value=0):
+            cli.main(['test', 'nova.tests.unit.test_x'])
+        self.assertEqual('nova', test.call_args.args[0].name)
+        self.assertEqual(['nova.tests.unit.test_x'],
+                         test.call_args.kwargs['filters'])
+
+    def test_an_error_is_said_and_exits_2(self):
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            self.assertEqual(2, cli.main(['rebase', 'cinder']))
+        self.assertIn('rebase needs the VERSION', err.getvalue())
+
+    def test_an_unknown_project_exits_2(self):
+        with contextlib.redirect_stderr(io.StringIO()):
+            self.assertEqual(2, cli.main(['export', 'glance']))
