@@ -12,6 +12,8 @@ test patches one attribute in one place and every module sees it.
              unpacked, and made a git repository (tag `base`)
   queue      the patch queue: the series file, the work tree, apply,
              export, status, rpm-patches
+  identity   who a patch is by: placeholder identities, which `check
+             --upstream` refuses, and sign (every commit made yours)
   checks     check: commit-message rules, series against patch files,
              clean application with patch -p1, git am and quilt
   rebase     a series moved onto another release (git am -3), pinned

@@ -8,6 +8,7 @@ import shutil
 import tempfile
 
 from series import base
+from series import identity
 from series import process
 from series import queue
 
@@ -126,10 +127,13 @@ def check_series_files(project, upstream=False):
         path = project.patches / name
         if not path.exists():
             continue
-        message = commit_message_of_patch(path.read_text(errors='replace'))
+        text = path.read_text(errors='replace')
+        message = commit_message_of_patch(text)
         problems.extend(lint_message(
             name, message, blueprint_trailer=project.blueprint_trailer,
             upstream=upstream))
+        if upstream:
+            problems.extend(identity.upstream_problems(name, text))
         for change_id in CHANGE_ID.findall(message):
             if change_id in ids:
                 problems.append(f'{name}: Change-Id {change_id} is also in '

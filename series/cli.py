@@ -19,6 +19,7 @@ from series import contract
 from series import demo
 from series import docs
 from series import each
+from series import identity
 from series import manual
 from series import process
 from series import queue
@@ -44,6 +45,10 @@ def check(args, project):
     if problems:
         return 1
     process.say(f'{project.name}: series check clean')
+
+
+def sign(args, project):
+    identity.sign(project, args.identity)
 
 
 def rpm_patches(args, project):
@@ -143,6 +148,10 @@ def build_parser():
     sub.add_argument('--upstream', action='store_true',
                      help='about to push: every Depends-On must be a '
                      'review URL, not a Change-Id placeholder')
+    sub = verb('sign', sign, 'author and sign off every commit of the work '
+               'tree as you (export afterwards)')
+    sub.add_argument('--as', dest='identity', metavar='"NAME <E-MAIL>"',
+                     help='default: git config user.name and user.email')
     sub = verb('rpm-patches', rpm_patches,
                'print the series as RPM spec Patch lines')
     sub.add_argument('--start', type=int, default=1, metavar='N',
