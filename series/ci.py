@@ -241,14 +241,13 @@ def alongside_the_cloud(nova, cinder, timings, databases):
     return results
 
 
-def demo_docs_and_clients(projects, timings):
-    """The demo end to end, Nova's docs, style and type checks, the spec
-    and the manual, and the tests and style checks of os-traits and the
-    clients: their results.
+def docs_and_clients(projects, timings):
+    """Nova's docs, style and type checks, the spec and the manual, and
+    the tests and style checks of os-traits and the clients: their
+    results.
     """
     nova = projects['nova']
-    results = [timings.run('demo end to end', demo.end_to_end)]
-    results.extend(timings.run('nova docs', docs.docs, nova))
+    results = timings.run('nova docs', docs.docs, nova)
     results.append(timings.run('nova flake8', suites.lint, nova))
     results.append(timings.run('nova mypy', suites.typecheck, nova))
     results.append(timings.run('tools flake8', suites.lint_tools, nova))
@@ -256,8 +255,8 @@ def demo_docs_and_clients(projects, timings):
     results.extend(timings.run('manual', manual.check, nova))
     # os-traits and the clients (openstacksdk, python-openstackclient,
     # tempest): their own unit tests of what the series changes, and their
-    # style checks. The clients' end-to-end checks run against the demo
-    # above.
+    # style checks. The clients' end-to-end checks run against the demo,
+    # before.
     for name, project in projects.items():
         if name not in ('nova', 'cinder') and queue.read_series(project):
             results.extend(timings.run(f'{name} tests', suites.test,
@@ -292,19 +291,20 @@ def ci(args):
     results.append(timings.run('standalone clone', standalone_clone,
                                projects))
     nova = projects['nova']
-    # Nova's functional tests keep both cores busy; the demo, the docs,
-    # the style checks and the clients' tests mostly one. They share no
-    # stestr repository and run side by side, once the virtualenv they
-    # share is built. The functional modules are those the series
-    # touches and those of its samples; `tools/series test nova` adds
-    # the users of the fixtures it changes and the modules named after
-    # its source modules (about as many again).
-    timings.run('nova virtualenv', prepare, envs.ensure_venv, nova)
+    # The demo applies the series again (a new work tree) and builds
+    # Nova's virtualenv: it runs before anything else uses either.
+    results.append(timings.run('demo end to end', demo.end_to_end))
+    # Nova's functional tests keep both cores busy; the docs, the style
+    # checks and the clients' tests mostly one. They share no stestr
+    # repository and run side by side. The functional modules are those
+    # the series touches and those of its samples; `tools/series test
+    # nova` adds the users of the fixtures it changes and the modules
+    # named after its source modules (about as many again).
     results.extend(side_by_side(
-        lambda: timings.run('nova functional tests (beside what follows)',
+        lambda: timings.run('nova functional tests (beside docs to clients)',
                             suites.test, nova, unit=False,
                             wide_functional=False),
-        lambda: demo_docs_and_clients(projects, timings)))
+        lambda: docs_and_clients(projects, timings)))
     # The real cloud leaves about one of the two cores idle (its services
     # and guests mostly wait on each other: 50 % idle measured over a
     # run). Nova's and Cinder's unit tests and the devstack plugin's
