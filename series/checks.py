@@ -33,6 +33,9 @@ DEPENDS_ON_REVIEW = re.compile(
     r'^https://review\.opendev\.org/c/openstack/[\w.-]+/\+/\d+$')
 DEPENDS_ON_PLACEHOLDER = re.compile(
     r'^https://review\.opendev\.org/q/(I[0-9a-f]{40})$')
+# A fix of a bug not yet filed: `check --upstream` refuses it until the
+# Launchpad bug's number replaces it (doc/source/upstream.rst).
+BUG_PLACEHOLDER = re.compile(r'^(Closes|Partial)-Bug: #NEW$', re.M)
 # Upstream reviewers ask for subjects of at most 60 characters.
 MAX_SUBJECT = 60
 
@@ -90,6 +93,10 @@ def lint_message(name, message, blueprint_trailer=True, upstream=False):
         elif not placeholder and not DEPENDS_ON_REVIEW.match(target):
             problems.append(f'Depends-On {target!r} is neither a review URL '
                             'nor https://review.opendev.org/q/<Change-Id>')
+    if upstream:
+        for placeholder in BUG_PLACEHOLDER.finditer(message):
+            problems.append(f'{placeholder.group(0)}: file the bug '
+                            '(doc/source/upstream.rst) and give its number')
     if not re.search(r'^Signed-off-by: .+ <.+>$', message, re.M):
         problems.append('no Signed-off-by: trailer (DCO)')
     stray = [line for paragraph in message.rstrip().split('\n\n')[1:-1]

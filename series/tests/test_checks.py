@@ -207,6 +207,18 @@ class LintMessageTest(unittest.TestCase):
             f'q/{change_id}', 'c/openstack/cinder/+/912345')
         self.assertEqual([], checks.lint_message('p', review, upstream=True))
 
+    def test_bug_placeholder_until_upstream(self):
+        message = self.GOOD.replace(
+            'Partially-Implements: blueprint volume-multiattach-enhancements',
+            'Closes-Bug: #NEW\nRelated-Bug: #1747985')
+        self.assertEqual([], checks.lint_message('p', message))
+        self.assertEqual(
+            ['p: Closes-Bug: #NEW: file the bug (doc/source/upstream.rst) '
+             'and give its number'],
+            checks.lint_message('p', message, upstream=True))
+        filed = message.replace('#NEW', '#2170001')
+        self.assertEqual([], checks.lint_message('p', filed, upstream=True))
+
     def test_depends_on_neither_url_nor_placeholder(self):
         message = self.GOOD.replace(
             'Partially-Implements:',
