@@ -208,6 +208,15 @@ def prepare(function, *args):
                     f'{failure}')
 
 
+def virtualenv(project):
+    """The project's test virtualenv, its work tree applied first if
+    there is none.
+    """
+    if not (project.tree / '.git').exists():
+        queue.apply(project)
+    envs.ensure_venv(project)
+
+
 def side_by_side(background, foreground):
     """background() in a thread while foreground() runs here; the
     results of foreground() and then of background().
@@ -314,7 +323,7 @@ def ci(args):
     # editable install rewrites its egg-info) are built first.
     cinder = projects['cinder']
     if queue.read_series(cinder):
-        timings.run('cinder virtualenv', prepare, envs.ensure_venv, cinder)
+        timings.run('cinder virtualenv', prepare, virtualenv, cinder)
     timings.run('cloud virtualenv', prepare, cloud_venv.ensure)
     results.extend(side_by_side(
         lambda: timings.run('real cloud: upgrade, scenario, down',

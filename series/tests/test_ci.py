@@ -207,6 +207,21 @@ class AlongsideTheCloudTest(unittest.TestCase):
             test.call_args_list)
 
 
+class VirtualenvTest(base.SeriesTestCase):
+
+    def test_the_work_tree_is_applied_first_if_there_is_none(self):
+        with mock.patch.object(ci.envs, 'ensure_venv') as ensure_venv:
+            self.quiet(ci.virtualenv, self.project)
+            self.assertTrue((self.project.tree / '.git').exists())
+            marker = self.project.tree / 'left-by-an-earlier-part'
+            marker.write_text('')
+            self.quiet(ci.virtualenv, self.project)
+        # The second time the tree is kept as it is.
+        self.assertTrue(marker.exists())
+        self.assertEqual([mock.call(self.project)] * 2,
+                         ensure_venv.call_args_list)
+
+
 class TimingsTest(base.SeriesTestCase):
 
     def test_the_breakdown_is_a_table_with_shares_and_a_total(self):
