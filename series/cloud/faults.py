@@ -21,7 +21,10 @@ from series.cloud import venv
 from series import config
 from series import process
 
-STUCK = ('reserved', 'attaching', 'detaching')
+# A volume or attachment status nothing moves on from by itself: an
+# operator has to act (clean()).
+STUCK = ('reserved', 'attaching', 'detaching', 'error', 'error_attaching',
+         'error_detaching')
 # A round of nova-compute's periodic tasks (60 s apart), and then some.
 SETTLE_SECONDS = 90
 

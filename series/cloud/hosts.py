@@ -27,6 +27,7 @@ import subprocess
 import uuid
 
 from series.cloud import layout
+from series import config
 
 # (system path, directory under the host's own)
 BIND_MOUNTS = (('/etc/libvirt', 'etc'), ('/run/libvirt', 'run'),
@@ -175,14 +176,20 @@ def virsh(host, *args, check=True):
                           stderr=subprocess.PIPE)
 
 
-def domains(host):
+def domains(host, check=False):
     """The names of every domain the host's libvirtd knows (none where
-    libvirt is not installed yet, as on a new machine).
+    libvirt is not installed yet, as on a new machine). With `check`, a
+    libvirtd that does not answer is an error, not a host without
+    domains.
     """
     if not shutil.which('virsh'):
         return []
     listed = virsh(host, 'list', '--all', '--name', check=False)
     if listed.returncode != 0:
+        if check:
+            raise config.SeriesError(
+                f'{host.name}: virsh list failed (exit '
+                f'{listed.returncode}): {listed.stderr.strip()}')
         return []
     return [name for name in listed.stdout.split() if name]
 

@@ -23,6 +23,11 @@ from series.cloud import services
 from series import config
 from series import process
 
+# What nova-api answers a read-only request while a compute it involves is
+# older than service version 75 (ReadOnlyAttachSupportNotYetAvailable).
+NOT_YET_UPGRADED = ('Read-only volume attachments are not supported until '
+                    'the compute services involved are upgraded.')
+
 PHASES = 5
 OLD = '2.104'
 NEW = '2.105'
@@ -140,13 +145,16 @@ class Upgrade(scenario.Scenario):
             for attachment in self.cloud.attachments(server_id))
             for server_id in self.servers}
 
-    def refused(self, name, reply, status=409):
-        """`reply` must be `status`, and nothing changed by the request."""
+    def refused(self, name, reply, status=409, message=NOT_YET_UPGRADED):
+        """`reply` must be `status` saying `message` (the series' refusal,
+        not another 409 such as a locked server's).
+        """
         self.report['refusals'].append({
             'phase': self.current_step, 'request': name,
             'status': reply.status, 'body': reply.body})
-        check(reply.status == status,
-              f'{name}: {reply.status} {reply.text[:300]}')
+        check(reply.status == status and message in reply.text,
+              f'{name}: expected {status} saying {message!r}, got '
+              f'{reply.status} {reply.text[:300]}')
         return f'{name}: {reply.status}'
 
     def unchanged(self, before, name):

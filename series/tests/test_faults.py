@@ -163,3 +163,28 @@ class CleanTest(unittest.TestCase):
         self.assertEqual(['cinder attachment-delete orphan'],
                          self.clean(cloud))
         self.assertEqual(['orphan'], cloud.deleted)
+
+
+class StateTest(unittest.TestCase):
+
+    def state(self, volume_status, attachment_status):
+        cloud = mock.Mock()
+        cloud.volume.return_value = {'status': volume_status}
+        cloud.cinder_attachments.return_value = [
+            {'id': 'attachment', 'instance': 'server', 'status':
+             attachment_status, 'attach_mode': 'ro'}]
+        with mock.patch.object(faults, 'server_bdms',
+                               return_value={('server', 'volume'):
+                                             'attachment'}):
+            return faults.state(cloud, [], ['volume'])[1]
+
+    def test_an_error_state_is_stuck(self):
+        self.assertEqual(
+            ['volume volume stuck error_attaching',
+             'Cinder attachment attachment of volume stuck error_detaching'],
+            self.state('error_attaching', 'error_detaching'))
+        self.assertEqual(['volume volume stuck error'],
+                         self.state('error', 'attached'))
+
+    def test_attached_and_in_use_is_settled(self):
+        self.assertEqual([], self.state('in-use', 'attached'))

@@ -100,6 +100,20 @@ class NamespaceTest(HostsTestCase):
 
 class NewMachineTest(HostsTestCase):
 
+    def test_a_libvirtd_that_does_not_answer_is_no_empty_host(self):
+        bin_dir = Path(tempfile.mkdtemp())
+        self.addCleanup(shutil.rmtree, bin_dir)
+        (bin_dir / 'virsh').write_text(
+            '#!/bin/sh\necho "failed to connect" >&2\nexit 1\n')
+        (bin_dir / 'virsh').chmod(0o755)
+        with mock.patch.dict(os.environ, {'PATH': str(bin_dir)}):
+            # `cloud down` goes on without it...
+            self.assertEqual([], hosts.domains(hosts.HOSTS[0]))
+            # ...a check of what a host keeps does not.
+            with self.assertRaisesRegex(config.SeriesError,
+                                        'failed to connect'):
+                hosts.domains(hosts.HOSTS[0], check=True)
+
     def test_without_libvirt_installed_no_host_has_a_domain(self):
         # `cloud down` (and `cloud upgrade`, which starts with it) on a
         # machine the cloud never ran on: no virsh on the PATH yet.
