@@ -234,7 +234,7 @@ def alongside_the_cloud(nova, cinder, timings, databases):
     """
     results = timings.run('nova unit tests (alongside the cloud)',
                           suites.test, nova, functional=False,
-                          databases=databases, background=True)
+                          databases=databases, background=True, wide=False)
     if queue.read_series(cinder):
         results.extend(timings.run('cinder tests (alongside the cloud)',
                                    suites.test, cinder, databases=databases,
@@ -312,7 +312,7 @@ def ci(args):
     results.extend(side_by_side(
         lambda: timings.run('nova functional tests (beside docs to clients)',
                             suites.test, nova, unit=False,
-                            wide_functional=False),
+                            wide=False),
         lambda: docs_and_clients(projects, timings)))
     # The real cloud leaves about one of the two cores idle (its services
     # and guests mostly wait on each other: 50 % idle measured over a

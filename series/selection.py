@@ -33,7 +33,7 @@ def test_modules(tree, directory):
     return sorted(p for p in (tree / directory).rglob('test_*.py'))
 
 
-def select_tests(project, tree, files, wide_functional=True):
+def select_tests(project, tree, files, wide=True):
     """Derive the unit and functional test modules covering `files`.
 
     - a test module the series touches runs;
@@ -51,9 +51,10 @@ def select_tests(project, tree, files, wide_functional=True):
       that name '<name>'.
 
     The project's `expensive` modules are selected only when the series
-    touches them (see projects.toml). Without `wide_functional`, the
-    functional modules are only those the series touches and those of its
-    samples: none through a source module's name or a fixture.
+    touches them (see projects.toml). Without `wide`, the selection is
+    the narrow one CI runs: no unit module for importing a changed module,
+    and only the functional modules the series touches and those of its
+    samples, none through a source module's name or a fixture.
     """
     unit, functional = set(project.always), set()
     touched = set()
@@ -105,7 +106,7 @@ def select_tests(project, tree, files, wide_functional=True):
             if fixtures:
                 used = rf'\b({"|".join(fixtures)})\b'
                 unit |= mentioning(used, unit_modules, code_only=True)
-                if wide_functional:
+                if wide:
                     functional |= mentioning(used, func_modules,
                                              code_only=True)
             continue
@@ -117,13 +118,14 @@ def select_tests(project, tree, files, wide_functional=True):
         if mirror and (tree / mirror / f'test_{mod}.py').exists():
             unit.add(module_of(str(mirror / f'test_{mod}.py')))
         if mirror and directory and (tree / mirror).is_dir():
-            for test in sorted((tree / mirror).glob('test_*.py')):
+            for test in sorted((tree / mirror).glob('test_*.py')
+                               if wide else ()):
                 if imports_module(source(test), dotted):
                     unit.add(module_of(str(test.relative_to(tree))))
         elif mirror:
             for test in sorted((tree / mirror).rglob(f'test_{mod}.py')):
                 unit.add(module_of(str(test.relative_to(tree))))
-        for test in func_modules if wide_functional else ():
+        for test in func_modules if wide else ():
             if test.name == f'test_{mod}.py':
                 functional.add(module_of(str(test.relative_to(tree))))
 

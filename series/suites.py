@@ -324,9 +324,9 @@ def check_database_tests(project, results):
 
 def test(project, filters=(), full=False, unit=True, functional=True,
          databases=False, concurrency=None, background=False,
-         wide_functional=True):
+         wide=True):
     """Run the selection; return the list of SuiteResults (`background`:
-    run_suite(), `wide_functional`: selection.select_tests()).
+    run_suite(), `wide`: selection.select_tests()).
     """
     if not (project.tree / '.git').exists():
         queue.apply(project)
@@ -339,7 +339,7 @@ def test(project, filters=(), full=False, unit=True, functional=True,
                                                              filters)
     else:
         unit_modules, func_modules = selection.select_tests(
-            project, tree, selection.changed_files(tree), wide_functional)
+            project, tree, selection.changed_files(tree), wide)
         process.say(f'{project.name}: selection derived from the series: '
                     f'{len(unit_modules)} unit and {len(func_modules)} '
                     'functional test modules')

@@ -202,7 +202,7 @@ class AlongsideTheCloudTest(unittest.TestCase):
             ci.alongside_the_cloud(nova, cinder, ci.Timings(), True)
         self.assertEqual(
             [mock.call(nova, functional=False, databases=True,
-                       background=True),
+                       background=True, wide=False),
              mock.call(cinder, databases=True, background=True)],
             test.call_args_list)
 

@@ -1,4 +1,5 @@
-"""The scenario's read-only prefilter step counts its checks only while
+"""Tests of series.cloud.scenario that need no cloud. The read-only
+prefilter step counts its checks only while
 the trait it removed stayed removed, with the incapable host's
 nova-compute restarted without provider refresh for the step.
 """

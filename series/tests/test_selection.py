@@ -86,13 +86,20 @@ class SelectTestsTest(base.SeriesTestCase):
                           'demo.tests.functional.samples.test_things',
                           'demo.tests.functional.test_boot'], functional)
 
-    def test_narrow_functional_selection_is_touched_modules_and_samples(self):
+    def test_narrow_selection_leaves_out_importers_users_and_names(self):
         changed = ['demo/compute/api.py', 'demo/tests/fixtures/volume.py',
                    'demo/tests/functional/test_boot.py',
                    'doc/api_samples/things/v2.1/thing-resp.json']
         wide = self.select(changed)
-        narrow = self.select(changed, wide_functional=False)
-        self.assertEqual(wide[0], narrow[0])
+        narrow = self.select(changed, wide=False)
+        self.assertEqual(['demo.tests.unit.compute.test_api',
+                          'demo.tests.unit.compute.test_users',
+                          'demo.tests.unit.test_always',
+                          'demo.tests.unit.test_uses_fixture'], wide[0])
+        # The mirror of the changed module, not its other importer.
+        self.assertEqual(['demo.tests.unit.compute.test_api',
+                          'demo.tests.unit.test_always',
+                          'demo.tests.unit.test_uses_fixture'], narrow[0])
         self.assertEqual(['demo.tests.functional.samples.test_things',
                           'demo.tests.functional.test_api',
                           'demo.tests.functional.test_boot',
