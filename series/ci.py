@@ -314,13 +314,12 @@ def ci(args):
                             suites.test, nova, unit=False,
                             wide=False),
         lambda: docs_and_clients(projects, timings)))
-    # The real cloud leaves about one of the two cores idle (its services
-    # and guests mostly wait on each other: 50 % idle measured over a
-    # run). Nova's and Cinder's unit tests and the devstack plugin's
-    # tests, which share no virtualenv, stestr repository or database
-    # with it, run meanwhile, the unit tests at a lower priority than
-    # the cloud. The virtualenvs that install Cinder's work tree (an
-    # editable install rewrites its egg-info) are built first.
+    # Nova's and Cinder's unit tests and the devstack plugin's tests,
+    # which share no virtualenv, stestr repository or database with the
+    # real cloud, run beside it, the unit tests at a background priority:
+    # they take the CPU its services and guests leave and run at full
+    # speed once it is down. The virtualenvs that install Cinder's work
+    # tree (an editable install rewrites its egg-info) are built first.
     cinder = projects['cinder']
     if queue.read_series(cinder):
         timings.run('cinder virtualenv', prepare, virtualenv, cinder)
