@@ -1,5 +1,6 @@
 """Which tests cover what the series changes, and stestr filters for them."""
 
+import ast
 import os
 from pathlib import Path
 import re
@@ -131,12 +132,65 @@ def select_tests(project, tree, files, wide=True):
 
     expensive = set(project.expensive) - touched
     func_package = module_of(func_dir) + '.' if func_dir else None
+    if not wide:
+        # The classes the series changes stand for the touched modules
+        # (their samples included), unless a module is a mirror above.
+        functional -= touched
     for module in touched:
+        classes = None if wide else changed_classes(
+            tree, module.replace('.', '/') + '.py')
+        entries = ([f'{module}.{name}' for name in classes] if classes
+                   else [module])
         if func_package and module.startswith(func_package):
-            functional.add(module)
+            functional.update(entries)
         else:
-            unit.add(module)
+            unit.update(entries)
     return sorted(unit - expensive), sorted(functional - expensive)
+
+
+def changed_classes(tree, path):
+    """The classes of the test module `path` that the series changes
+    (relative to base), and those that derive from them in the module;
+    None when it changes the module outside its classes (imports,
+    helpers) or adds the module.
+    """
+    if process.git('cat-file', '-e', f'base:{path}', cwd=tree,
+                   check=False).returncode != 0:
+        return None
+    diff = process.git('diff', '-U0', 'base', '--', path, cwd=tree).stdout
+    lines = set()
+    for hunk in re.finditer(r'^@@ -\S+ \+(\d+)(?:,(\d+))? @@', diff, re.M):
+        start, count = int(hunk.group(1)), int(hunk.group(2) or 1)
+        # A deletion (count 0) lies between `start` and the next line.
+        lines.update(range(start, start + count) if count else
+                     (start, start + 1))
+    source = (tree / path).read_text()
+    text = source.splitlines()
+    # Blank lines and comments between classes belong to none.
+    lines = {line for line in lines if line <= len(text) and
+             text[line - 1].strip() and
+             not text[line - 1].lstrip().startswith('#')}
+    if not lines:
+        return None
+    classes = [node for node in ast.parse(source).body
+               if isinstance(node, ast.ClassDef)]
+    changed = set()
+    for line in lines:
+        owner = [node.name for node in classes
+                 if min([node.lineno] + [decorator.lineno for decorator
+                                         in node.decorator_list])
+                 <= line <= node.end_lineno]
+        if not owner:
+            return None
+        changed.update(owner)
+    grown = True
+    while grown:
+        before = len(changed)
+        changed.update(node.name for node in classes if any(
+            getattr(base, 'id', getattr(base, 'attr', None)) in changed
+            for base in node.bases))
+        grown = len(changed) > before
+    return sorted(changed)
 
 
 def filter_for(tree, arg):

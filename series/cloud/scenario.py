@@ -709,7 +709,7 @@ class Scenario:
                 faults.FAULTS, len(steps) + 1):
             self.step(number, title, lambda: function(self))
         self.step(len(steps) + len(faults.FAULTS) + 1, 'upstream tempest: '
-                  'volume attach, multiattach, live and cold migration',
+                  "the series' tests and the multiattach tests",
                   self.tempest)
         self.step(len(steps) + len(faults.FAULTS) + 2, 'upstream '
                   "openstacksdk: functional tests of volume attachments",

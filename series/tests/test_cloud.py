@@ -693,37 +693,38 @@ class TempestTest(unittest.TestCase):
     def test_selection(self):
         def selected(test):
             return bool(re.search('|'.join(tempest.TESTS), test))
+        volumes = 'tempest.api.compute.volumes.'
         admin = 'tempest.api.compute.admin.'
-        for test in ('tempest.api.compute.volumes.test_attach_volume.'
-                     'AttachVolumeMultiAttachTest.test_x[id-1]',
+        for test in (volumes + 'test_attach_volume_mode.AttachVolumeMode'
+                     'MultiCreateTest.test_x[id-1]',
+                     volumes + 'test_attach_volume.AttachVolumeMultiAttach'
+                     'Test.test_list_get_volume_attachments_multiattach'
+                     '[id-1]',
+                     volumes + 'test_attach_volume.AttachVolumeMultiAttach'
+                     'Test.test_boot_from_multiattach_volume[id-1]',
+                     volumes + 'test_attach_volume_negative.AttachVolume'
+                     'NegativeTest.test_attach_attached_volume_to_different_'
+                     'server[id-1]'):
+            self.assertTrue(selected(test), test)
+        for test in (volumes + 'test_attach_volume.AttachVolumeMultiAttach'
+                     'Test.test_boot_from_multiattach_volume_direct_lun'
+                     '[id-1]',
+                     volumes + 'test_attach_volume.AttachVolumeMultiAttach'
+                     'Test.test_resize_server_with_multiattached_volume'
+                     '[id-1]',
+                     volumes + 'test_attach_volume.AttachVolumeTestJSON.'
+                     'test_attach_detach_volume[id-1]',
+                     volumes + 'test_attach_volume.AttachVolumeShelveTestJSON'
+                     '.test_x[id-1]',
+                     volumes + 'test_attach_volume_negative.AttachVolume'
+                     'NegativeTest.test_delete_attached_volume[id-1]',
+                     volumes + 'test_volumes_get.VolumesGetTestJSON.test_x'
+                     '[id-1]',
                      admin + 'test_live_migration.LiveMigrationTest.'
                      'test_volume_backed_live_migration[id-1,volume]',
                      admin + 'test_migrations.MigrationsAdminTest.'
-                     'test_cold_migration[id-1]',
-                     admin + 'test_migrations.MigrationsAdminTest.'
-                     'test_revert_cold_migration[id-1]'):
-            self.assertTrue(selected(test), test)
-        for test in (admin + 'test_live_migration.LiveMigrationWithoutHost'
-                     'Test.test_volume_backed_live_migration[id-1,volume]',
-                     admin + 'test_live_migration.LiveAutoBlockMigrationV225'
-                     'Test.test_volume_backed_live_migration[id-1,volume]',
-                     admin + 'test_migrations.MigrationsAdminTest.'
-                     'test_cold_migration_with_swap[id-1]',
-                     admin + 'test_migrations.MigrationsAdminTest.'
-                     'test_list_migrations[id-1]',
-                     'tempest.api.compute.volumes.test_attach_volume.'
-                     'AttachVolumeShelveTestJSON.test_x[id-1]',
-                     'tempest.api.compute.volumes.test_attach_volume_'
-                     'negative.AttachVolumeNegativeTest.test_delete_attached_'
-                     'volume[id-1]'):
+                     'test_cold_migration[id-1]'):
             self.assertFalse(selected(test), test)
-        self.assertTrue(selected(
-            'tempest.api.compute.volumes.test_attach_volume_negative.'
-            'AttachVolumeNegativeTest.test_attach_attached_volume_to_'
-            'different_server[id-1]'))
-        self.assertTrue(selected(
-            'tempest.api.compute.volumes.test_attach_volume_mode.'
-            'AttachVolumeModeMultiCreateTest.test_x[id-1]'))
 
     def test_each_test_on_one_worker(self):
         # As stestr's --worker-file reads it: a worker runs the ids one of
@@ -731,16 +732,18 @@ class TempestTest(unittest.TestCase):
         workers = [[re.compile(regex) for regex in worker['worker']]
                    for worker in json.loads(tempest.workers())]
         volumes = 'tempest.api.compute.volumes.'
-        first = (volumes + 'test_attach_volume.AttachVolumeMultiAttachTest.'
-                 'test_x[id-1]',
-                 volumes + 'test_attach_volume_mode.AttachVolumeModeTest.'
-                 'test_x[id-1]')
-        second = (volumes + 'test_attach_volume.AttachVolumeTestJSON.'
+        first = (volumes + 'test_attach_volume_mode.AttachVolumeModeGuest'
+                 'Test.test_x[id-1]',
+                 volumes + 'test_attach_volume_mode.AttachVolumeModeMulti'
+                 'CreateTest.test_x[id-1]',
+                 volumes + 'test_attach_volume.AttachVolumeMultiAttachTest.'
+                 'test_boot_from_multiattach_volume[id-1]')
+        second = (volumes + 'test_attach_volume_mode.AttachVolumeModeTest.'
                   'test_x[id-1]',
+                  volumes + 'test_attach_volume.AttachVolumeMultiAttachTest.'
+                  'test_list_get_volume_attachments_multiattach[id-1]',
                   volumes + 'test_attach_volume_negative.AttachVolume'
-                  'NegativeTest.test_x[id-1]',
-                  'tempest.api.compute.admin.test_migrations.Migrations'
-                  'AdminTest.test_cold_migration[id-1]')
+                  'NegativeTest.test_x[id-1]')
         for test in first + second:
             on = [number for number, regexes in enumerate(workers)
                   if any(regex.search(test) for regex in regexes)]

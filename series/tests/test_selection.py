@@ -118,3 +118,56 @@ class SelectTestsTest(base.SeriesTestCase):
                           'test_something$'], unit)
         self.assertEqual([r'^demo\.tests\.functional\.test_boot\.',
                           r'^demo\.tests\.functional\.'], functional)
+
+
+MODULE = """import unittest
+
+
+class A(unittest.TestCase):
+
+    def test_a(self):
+        pass
+
+
+class B(A):
+    pass
+
+
+class C(unittest.TestCase):
+
+    def test_c(self):
+        pass
+"""
+
+
+class ChangedClassesTest(base.SeriesTestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.tree.mkdir(parents=True)
+        (self.tree / 'test_x.py').write_text(MODULE)
+        self.git('init', '-q')
+        self.commit('base')
+        self.git('tag', 'base')
+
+    def changed(self, text):
+        (self.tree / 'test_x.py').write_text(text)
+        return selection.changed_classes(self.tree, 'test_x.py')
+
+    def test_a_changed_class_and_those_deriving_from_it(self):
+        self.assertEqual(['A', 'B'], self.changed(
+            MODULE.replace('        pass\n', '        self.skipTest(1)\n',
+                           1)))
+
+    def test_a_new_class_without_its_blank_lines(self):
+        self.assertEqual(['D'], self.changed(
+            MODULE + '\n\n# D runs C again.\nclass D(unittest.TestCase):\n'
+            '    pass\n'))
+
+    def test_a_change_outside_the_classes_is_the_whole_module(self):
+        self.assertIsNone(self.changed('import os\n' + MODULE))
+
+    def test_a_new_module_is_the_whole_module(self):
+        (self.tree / 'test_y.py').write_text(MODULE)
+        self.assertIsNone(
+            selection.changed_classes(self.tree, 'test_y.py'))
