@@ -212,8 +212,7 @@ def virtualenv(project):
     """The project's test virtualenv, its work tree applied first if
     there is none.
     """
-    if not (project.tree / '.git').exists():
-        queue.apply(project)
+    queue.ensure_tree(project)
     envs.ensure_venv(project)
 
 

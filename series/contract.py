@@ -24,8 +24,7 @@ def contract(project):
     script = config.ROOT / 'contract' / project.name / 'nova_contract.py'
     if not script.exists():
         raise config.SeriesError(f'no contract suite for {project.name}')
-    if not (project.tree / '.git').exists():
-        queue.apply(project)
+    queue.ensure_tree(project)
     python = envs.ensure_venv(project)
     # A copy: running the suite writes byte code next to the sources.
     release = (config.ROOT / '.work' / 'contract' /

@@ -202,8 +202,7 @@ def clients_python():
     clients = projects.get('python-openstackclient')
     if not clients or not queue.read_series(clients):
         return None
-    if not (clients.tree / '.git').exists():
-        queue.apply(clients)
+    queue.ensure_tree(clients)
     return envs.ensure_venv(clients)
 
 

@@ -56,8 +56,7 @@ def release_notes_repo(project, source):
 
 def docs(project, only=()):
     """sphinx-build -W each documentation tree of the patched project."""
-    if not (project.tree / '.git').exists():
-        queue.apply(project)
+    queue.ensure_tree(project)
     if not shutil.which('dot'):
         message = ('the docs need Graphviz (dot): run tools/setup-test-host '
                    'or install graphviz')

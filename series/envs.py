@@ -124,8 +124,7 @@ def series_requirements(project):
     required = [config.get_project(name)
                 for name in project.series_requirements]
     for other in required:
-        if not (other.tree / '.git').exists():
-            queue.apply(other)
+        queue.ensure_tree(other)
     return required
 
 

@@ -88,6 +88,13 @@ def require_tree(project):
     return project.tree
 
 
+def ensure_tree(project):
+    """The work tree, applied first if there is none."""
+    if not (project.tree / '.git').exists():
+        apply(project)
+    return project.tree
+
+
 def commits_since_base(tree):
     out = process.git('rev-list', '--reverse', 'base..HEAD', cwd=tree).stdout
     return out.split()

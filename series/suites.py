@@ -328,8 +328,7 @@ def test(project, filters=(), full=False, unit=True, functional=True,
     """Run the selection; return the list of SuiteResults (`background`:
     run_suite(), `wide`: selection.select_tests()).
     """
-    if not (project.tree / '.git').exists():
-        queue.apply(project)
+    queue.ensure_tree(project)
     python = envs.ensure_venv(project)
     tree = project.tree
     if full:
@@ -372,8 +371,7 @@ def lint(project):
     then the project's other style checks (projects.toml lint-commands,
     where {files} stands for the changed Python files).
     """
-    if not (project.tree / '.git').exists():
-        queue.apply(project)
+    queue.ensure_tree(project)
     python = envs.ensure_venv(project)
     tree = project.tree
     files = [f for f in selection.changed_files(tree)
@@ -415,8 +413,7 @@ def bench(project, name, args):
             p.stem for p in (config.ROOT / 'benchmarks').glob('*.py'))
         raise config.SeriesError(f'no benchmark {name!r}; there are: '
                                  f'{", ".join(available)}')
-    if not (project.tree / '.git').exists():
-        queue.apply(project)
+    queue.ensure_tree(project)
     python = envs.ensure_venv(project)
     return process.run([python, script, *args], cwd=project.tree,
                        capture=False, env=project.test_env,

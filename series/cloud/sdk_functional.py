@@ -42,8 +42,7 @@ def run():
     (suites.run_stestr); return the SuiteResult.
     """
     project = config.get_project('openstacksdk')
-    if not (project.tree / '.git').exists():
-        queue.apply(project)
+    queue.ensure_tree(project)
     python = envs.ensure_venv(project)
     env = dict(os.environ, **environment(deploy.clouds_yaml()),
                PATH=f'{python.parent}{os.pathsep}{os.environ["PATH"]}')

@@ -152,8 +152,7 @@ def run(session):
     (suites.run_stestr); return the SuiteResult (series_tests_passed()).
     """
     project = config.get_project('tempest')
-    if not (project.tree / '.git').exists():
-        queue.apply(project)
+    queue.ensure_tree(project)
     python = envs.ensure_venv(project)
     image = next(image['id'] for image in session.get(
         'glance-api', f'/images?name={deploy.SSH_IMAGE}')['images'])

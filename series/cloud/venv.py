@@ -111,8 +111,7 @@ def patched_projects():
         for required in envs.series_requirements(project):
             if required.name not in [p.name for p in projects]:
                 projects.append(required)
-        if not (project.tree / '.git').exists():
-            queue.apply(project)
+        queue.ensure_tree(project)
         projects.append(project)
     return projects
 

@@ -23,6 +23,15 @@ class ApplyExportTest(base.SeriesTestCase):
         self.assertIn('line thirty', (self.tree / 'demo/core.py').read_text())
         self.assertTrue((self.tree / 'demo/new.py').exists())
 
+    def test_ensure_tree_applies_only_where_there_is_none(self):
+        self.assertEqual(self.tree, self.quiet(queue.ensure_tree,
+                                               self.project))
+        self.assertTrue((self.tree / '.git').exists())
+        marker = self.tree / 'work-in-progress'
+        marker.write_text('')
+        self.quiet(queue.ensure_tree, self.project)
+        self.assertTrue(marker.exists())
+
     def test_base_commit_is_the_same_on_every_apply(self):
         self.quiet(queue.apply, self.project)
         first = self.git('rev-parse', 'base')
