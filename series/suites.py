@@ -512,7 +512,16 @@ def print_table(suites):
 
 
 def print_totals(suites):
-    """The last line, "N passed, N failed"; 1 if any failed."""
+    """The suites that failed, with their failed tests or error, then
+    the last line, "N passed, N failed"; 1 if any failed. The end of a
+    long log says what failed without the table above it.
+    """
+    for suite in suites:
+        if suite.failed:
+            failed_ids = [test for test, status in suite.results.items()
+                          if status not in PASSED and status != 'skip']
+            process.say(f'FAILED {suite.name}: '
+                        f'{", ".join(failed_ids[:5]) or suite.error}')
     passed = sum(s.passed for s in suites)
     failed = sum(s.failed for s in suites)
     process.say(f'{passed} passed, {failed} failed')

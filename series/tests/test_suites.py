@@ -48,6 +48,19 @@ class SummaryTest(unittest.TestCase):
         self.assertEqual(1, code)
         self.assertEqual('7 passed, 1 failed', out.getvalue().splitlines()[-1])
 
+    def test_the_failed_suites_are_named_above_the_totals(self):
+        out = io.StringIO()
+        results = [suites.SuiteResult('a', passed=1, failed=1,
+                                      results={'t.ok': 'success',
+                                               't.bad': 'fail'}),
+                   suites.SuiteResult('b', failed=1, error='no tree'),
+                   suites.SuiteResult('c', passed=2)]
+        with contextlib.redirect_stdout(out):
+            suites.print_totals(results)
+        self.assertEqual(['FAILED a: t.bad', 'FAILED b: no tree',
+                          '3 passed, 2 failed'],
+                         out.getvalue().splitlines())
+
     def test_long_names_keep_the_columns(self):
         out = io.StringIO()
         results = [suites.SuiteResult('a', passed=1),
