@@ -25,8 +25,8 @@ root_doc = 'index'
 exclude_patterns = ['tests', 'template-titles.json']
 
 # General information about the project.
-project = 'Nova Specs'
-copyright = '%s, OpenStack Nova Team' % datetime.date.today().year
+project = 'Nova and Cinder Specs'
+copyright = '%s, OpenStack Nova and Cinder teams' % datetime.date.today().year
 
 # The name of the Pygments (syntax highlighting) style to use.
 pygments_style = 'native'
