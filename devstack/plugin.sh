@@ -6,8 +6,8 @@
 MULTIATTACH_SERIES_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 # A key of a project's section of projects.toml: `version` (the release
-# its series applies to) or `release` (the version its patched tree must
-# install as, where another series requires it; empty if none).
+# its series applies to) or `installs-as` (the version its patched tree
+# must install as, where another series requires it; empty if none).
 function _multiattach_series_conf {
     awk -v section="[$1]" -v key="$2" '
         $0 == section {inside = 1; next}
@@ -24,45 +24,29 @@ function _multiattach_series_patches {
         while read -r name _; do echo "$patches/$name"; done
 }
 
-# The patched checkout of a project with a `release` in projects.toml
-# (os-traits: Nova's series requires os-traits>=3.10.0 for its trait) is
-# tagged with it. pbr versions a git checkout from its tags, and would
-# make 3.9.0 plus the series 3.9.1.devN, which Nova's requirements refuse;
-# on a tagged commit it gives the tag. The tag is local and annotated as
-# the series' own, not an upstream release. (Exporting PBR_VERSION instead
-# would version every project devstack installs after pre-install, Nova
-# included, and is lost where pip_install runs pip through sudo.)
-function _multiattach_series_tag_release {
-    local project=$1 dir=$2 base release tagged
-    base=$(_multiattach_series_conf "$project" version)
-    release=$(_multiattach_series_conf "$project" release)
-    [[ -n $release ]] || return 0
-    if tagged=$(git -C "$dir" rev-parse -q --verify \
-                "refs/tags/$release^{commit}"); then
-        if [[ $tagged != $(git -C "$dir" rev-parse HEAD) ]]; then
-            die $LINENO "$dir has a tag $release that is not on the" \
-                "$project series' last commit. The plugin tags the patched" \
-                "tree $release (the version Nova's series requires);" \
-                "delete that tag (git -C $dir tag -d $release) and stack again."
-        fi
-        return 0
-    fi
-    echo "$project: tagging the patched tree $release for pbr" \
-        "(the series' own tag, not an upstream release)"
-    git -C "$dir" -c user.name=devstack -c user.email=devstack@localhost \
-        tag -a "$release" \
-        -m "$project $base with the volume-multiattach-enhancements series" \
-        -m "Tagged $release by the series' devstack plugin, so that pbr
-installs it as the version Nova's series requires. Not an upstream
-release."
+# The patched checkout of a project with an `installs-as` in projects.toml
+# (os-traits: Nova's series requires exactly that version) gets a PKG-INFO
+# that names it. pbr takes a tree's version from its PKG-INFO before git, as
+# in a release tarball; from git it would make 3.9.0 plus the series
+# 3.9.1.devN, which Nova's requirements refuse, and a tag cannot carry the
+# local version. (Exporting PBR_VERSION instead would version every project
+# devstack installs after pre-install, Nova included, and is lost where
+# pip_install runs pip through sudo.) The file is not tracked by git.
+function _multiattach_series_version {
+    local project=$1 dir=$2 version
+    version=$(_multiattach_series_conf "$project" installs-as)
+    [[ -n $version ]] || return 0
+    echo "$project: the patched tree installs as $version (its PKG-INFO," \
+        "for pbr)"
+    printf 'Metadata-Version: 1.1\nName: %s\nVersion: %s\n' \
+        "$project" "$version" > "$dir/PKG-INFO"
 }
 
 # Apply patches/<project> to the git checkout <dir> with git am, once.
 function apply_multiattach_series {
     local project=$1 dir=$2
-    local base release patches wanted applied
+    local base patches wanted applied
     base=$(_multiattach_series_conf "$project" version)
-    release=$(_multiattach_series_conf "$project" release)
     mapfile -t patches < <(_multiattach_series_patches "$project")
     [[ ${#patches[@]} -gt 0 ]] || return 0
     wanted=$(sed -n 's/^Change-Id: //p' "${patches[@]}")
@@ -79,7 +63,7 @@ function apply_multiattach_series {
                   sed -n 's/^Change-Id: //p')
         if [[ $applied == "$wanted" ]]; then
             echo "$project: the series is already applied in $dir"
-            _multiattach_series_tag_release "$project" "$dir"
+            _multiattach_series_version "$project" "$dir"
             return 0
         fi
         if [[ $(git -C "$dir" rev-parse HEAD) != \
@@ -93,12 +77,6 @@ function apply_multiattach_series {
     if [[ -n $(git -C "$dir" status --porcelain --untracked-files=no) ]]; then
         die $LINENO "$dir has uncommitted changes; not applying the series"
     fi
-    if [[ -n $release ]] &&
-            git -C "$dir" rev-parse -q --verify "refs/tags/$release" >/dev/null; then
-        die $LINENO "$dir already has a tag $release, the version the" \
-            "$project series is to install as; not applying the series." \
-            "Delete that tag (git -C $dir tag -d $release) to apply it."
-    fi
     echo "$project: applying ${#patches[@]} patches of the" \
         "volume-multiattach-enhancements series to $dir"
     if ! git -C "$dir" -c user.name=devstack -c user.email=devstack@localhost \
@@ -106,7 +84,7 @@ function apply_multiattach_series {
         git -C "$dir" am --abort
         die $LINENO "the $project series does not apply to $dir"
     fi
-    _multiattach_series_tag_release "$project" "$dir"
+    _multiattach_series_version "$project" "$dir"
 }
 
 if [[ $1 == stack ]]; then

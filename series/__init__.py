@@ -16,6 +16,9 @@ test patches one attribute in one place and every module sees it.
              --upstream` refuses, and sign (every commit made yours)
   checks     check: commit-message rules, series against patch files,
              clean application with patch -p1, git am and quilt
+  requirement_forms
+             the requirement lines a series adds, here (the patched
+             tree's local version) and upstream (export --upstream)
   rebase     a series moved onto another release (git am -3), pinned
              only when the result checks clean
   envs       the test virtualenv pinned by upper-constraints
@@ -27,7 +30,8 @@ test patches one attribute in one place and every module sees it.
              it adds or changes and flake8, in a worktree of the commit
   docs       sphinx-build -W of the patched docs and release notes
   contract   the contract suite on the release and on the patched tree
-  spec       the nova-specs spec in specs/: title check, sphinx -W
+  spec       the specs in specs/ (Nova's, Cinder's): title checks,
+             sphinx -W
   manual     this repository's manual, doc/source: sphinx -W, pages
              reachable, verbs named existing, the patch lists
   guest      the real cloud's guest image: a kernel and a busybox

@@ -8,9 +8,11 @@ import shutil
 import tempfile
 
 from series import base
+from series import config
 from series import identity
 from series import process
 from series import queue
+from series import requirement_forms
 
 
 REFERENCE_TRAILER = re.compile(
@@ -227,6 +229,9 @@ def check_applies(project, quilt=False):
 
 def check(project, quilt=False, upstream=False):
     problems = check_series_files(project, upstream)
+    if project.upstream_requirements:
+        problems.extend(requirement_forms.problems(
+            project, config.load_projects()))
     if (project.tree / '.git').exists():
         problems.extend(queue.unexported(project))
     problems.extend(check_applies(project, quilt))

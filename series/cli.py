@@ -8,6 +8,7 @@ Every verb takes the project name (default: nova; for status: all).
 """
 
 import argparse
+from pathlib import Path
 import sys
 import time
 
@@ -24,6 +25,7 @@ from series import manual
 from series import process
 from series import queue
 from series import rebase
+from series import requirement_forms
 from series import suites
 
 DESCRIPTION = 'The patch queue of each upstream project this repository ' \
@@ -35,6 +37,11 @@ def apply(args, project):
 
 
 def export(args, project):
+    if args.upstream:
+        names = requirement_forms.export_upstream(project, args.upstream)
+        process.say(f'{project.name}: wrote {len(names)} patches and their '
+                    f'series, in the upstream form, to {args.upstream}')
+        return 0
     queue.export(project)
 
 
@@ -140,7 +147,12 @@ def build_parser():
                'build the work tree: base + one commit per patch')
     sub.add_argument('--force', action='store_true',
                      help='discard un-exported work in the work tree')
-    verb('export', export, 'write the work tree commits back to patches/')
+    sub = verb('export', export,
+               'write the work tree commits back to patches/')
+    sub.add_argument('--upstream', type=Path, metavar='DIR',
+                     help='instead, write patches/PROJECT to DIR as '
+                     'proposed upstream (its requirement lines asking for '
+                     'upstream releases)')
     sub = verb('check', check, 'fail if anything is not exported or does '
                'not apply')
     sub.add_argument('--quilt', action='store_true',

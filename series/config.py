@@ -43,16 +43,20 @@ class Project:
     # Whether the project's Launchpad resolves a blueprint trailer; if not,
     # the commit messages name the Nova blueprint in their text.
     blueprint_trailer: bool = True
-    # The release the series is proposed for, where another project's
-    # requirements ask for it: the patched tree installs as that version.
-    release: str = ''
+    # The version the patched tree installs as, where another project's
+    # series requires it: one no package index publishes.
+    installs_as: str = ''
+    # {requirement name: the line the series adds to requirements.txt, as
+    # proposed upstream}; the patches here require the patched tree's
+    # installs_as exactly.
+    upstream_requirements: dict = dataclasses.field(default_factory=dict)
 
     def __post_init__(self):
         self.package = self.package or self.name
 
     @property
     def installed_version(self):
-        return self.release or self.version
+        return self.installs_as or self.version
 
     @property
     def constraints_file(self):

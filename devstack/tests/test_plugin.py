@@ -151,10 +151,12 @@ class DevstackPluginTest(PluginTestCase):
             self.assertEqual(change_ids(project), self.applied(name))
             self.assertEqual('', git(self.dest / name, 'status',
                                      '--porcelain', '--untracked-files=no'))
-        # Only os-traits gets a tag (its release, OsTraitsTest).
-        for name in ('nova', 'cinder'):
+        # No tag is made; only os-traits gets a PKG-INFO (OsTraitsTest).
+        for name in self.projects:
             self.assertEqual([self.projects[name].version],
                              git(self.dest / name, 'tag').split())
+        for name in ('nova', 'cinder'):
+            self.assertFalse((self.dest / name / 'PKG-INFO').exists())
 
     def test_second_stack_changes_nothing(self):
         self.assertEqual(0, self.stack('pre-install').returncode)
@@ -165,7 +167,6 @@ class DevstackPluginTest(PluginTestCase):
         for name in self.projects:
             self.assertIn(f'{name}: the series is already applied',
                           result.stdout)
-        self.assertNotIn('tagging', result.stdout)
         for name in self.projects:
             self.assertEqual(heads[name],
                              git(self.dest / name, 'rev-parse', 'HEAD'))
@@ -242,29 +243,41 @@ class DevstackPluginTest(PluginTestCase):
 class OsTraitsTest(PluginTestCase):
     """os-traits alone, as on a node that runs neither Nova nor Cinder
     (placement's): it is in LIBS_FROM_GIT whatever the services, so its
-    checkout is patched and tagged all the same.
+    checkout is patched all the same.
     """
 
     CHECKOUTS = ('os-traits',)
     ENABLED_SERVICES = 'placement-api,tempest'
 
-    def test_os_traits_is_tagged_as_the_release_nova_requires(self):
-        # pbr versions a checkout by `git describe --exact-match` first:
-        # 3.10.0, not 3.9.1.dev1, so Nova's os-traits>=3.10.0 holds.
+    def test_os_traits_installs_as_the_version_nova_requires(self):
+        # pbr reads the checkout's PKG-INFO before git: the wheel pip
+        # builds from it, as devstack's pip install does, has the version
+        # Nova's series requires, not 3.9.1.dev1.
         traits = self.dest / 'os-traits'
-        release = self.projects['os-traits'].release
-        self.assertEqual('3.10.0', release)
+        version = self.projects['os-traits'].installs_as
+        self.assertEqual('3.9.0+multiattach.1', version)
         result = self.stack('pre-install')
         self.assertEqual(0, result.returncode, result.stderr)
-        self.assertIn(f'os-traits: tagging the patched tree {release}',
+        self.assertIn(f'os-traits: the patched tree installs as {version}',
                       result.stdout)
-        self.assertEqual(release, git(traits, 'describe', '--exact-match',
-                                      'HEAD'))
-        self.assertEqual('tag', git(traits, 'cat-file', '-t', release))
-        message = git(traits, 'tag', '-l', '--format=%(contents)', release)
-        self.assertIn('os-traits 3.9.0 with the '
-                      'volume-multiattach-enhancements series', message)
-        self.assertIn('Not an upstream\nrelease.', message)
+        wheels = self.dest / 'wheels'
+        subprocess.run([sys.executable, '-m', 'pip', 'wheel', '--quiet',
+                        '--no-deps', '--wheel-dir', wheels, traits],
+                       check=True, capture_output=True)
+        self.assertEqual([f'os_traits-{version}-py3-none-any.whl'],
+                         [path.name for path in wheels.iterdir()])
+
+    def test_without_the_version_file_pbr_versions_from_git(self):
+        # The control: the same checkout without the PKG-INFO.
+        self.assertEqual(0, self.stack('pre-install').returncode)
+        traits = self.dest / 'os-traits'
+        (traits / 'PKG-INFO').unlink()
+        wheels = self.dest / 'wheels'
+        subprocess.run([sys.executable, '-m', 'pip', 'wheel', '--quiet',
+                        '--no-deps', '--wheel-dir', wheels, traits],
+                       check=True, capture_output=True)
+        [wheel] = [path.name for path in wheels.iterdir()]
+        self.assertTrue(wheel.startswith('os_traits-3.9.1.dev'), wheel)
 
     def test_refuses_os_traits_on_another_base(self):
         traits = self.dest / 'os-traits'
@@ -276,25 +289,6 @@ class OsTraitsTest(PluginTestCase):
         self.assertIn('not at os-traits 3.9.0', result.stderr)
         self.assertIn('OS_TRAITS_BRANCH=3.9.0', result.stderr)
         self.assertEqual([], self.applied('os-traits'))
-
-    def test_refuses_a_release_tag_it_did_not_make(self):
-        # Say upstream's own 3.10.0 was fetched: the series is not put
-        # under it, nor the tag moved.
-        traits = self.dest / 'os-traits'
-        git(traits, 'tag', '-a', '3.10.0', '-m', 'upstream 3.10.0')
-        result = self.stack('pre-install')
-        self.assertEqual(1, result.returncode)
-        self.assertIn('already has a tag 3.10.0', result.stderr)
-        self.assertEqual([], self.applied('os-traits'))
-
-    def test_refuses_a_release_tag_off_the_patched_tree(self):
-        self.assertEqual(0, self.stack('pre-install').returncode)
-        traits = self.dest / 'os-traits'
-        git(traits, 'tag', '-f', '-a', '3.10.0', '-m', 'elsewhere', '3.9.0')
-        result = self.stack('pre-install')
-        self.assertEqual(1, result.returncode)
-        self.assertIn('tag 3.10.0 that is not on the os-traits series',
-                      result.stderr)
 
 
 class SettingsTest(unittest.TestCase):

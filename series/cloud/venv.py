@@ -73,8 +73,8 @@ def ensure():
     pip = [python, '-m', 'pip', 'install', '--no-input', '--progress-bar',
            'off', '-c', constraints_file]
     # The patched trees editable, each with its own version for pbr: the
-    # release projects.toml gives where another series requires it
-    # (os-traits as 3.10.0, for Nova's os-traits>=3.10.0).
+    # installs-as projects.toml gives where another series requires it
+    # (os-traits as 3.9.0+multiattach.1, which Nova's series requires).
     for project in projects:
         installed_as = (f', as {project.installed_version}'
                         if project.installed_version != project.version

@@ -567,7 +567,7 @@ series-requirements = ["os-traits"]
 [os-traits]
 version = "3.9.0"
 sha256 = "0"
-release = "{release}"
+installs-as = "{installs_as}"
 constraints = "constraints/upper-constraints.txt"
 
 [cinder]
@@ -584,7 +584,7 @@ class VenvTest(RootTestCase):
 
     def setUp(self):
         super().setUp()
-        self.write_projects('3.10.0')
+        self.write_projects('3.9.0+multiattach.1')
         (self.root / 'constraints').mkdir()
         (self.root / 'constraints/upper-constraints.txt').write_text(
             'cinder===28.0.0\nnova===33.0.0\noslo.db===18.1.0\n'
@@ -604,9 +604,9 @@ class VenvTest(RootTestCase):
             patcher.start()
             self.addCleanup(patcher.stop)
 
-    def write_projects(self, release):
+    def write_projects(self, installs_as):
         (self.root / 'projects.toml').write_text(
-            PROJECTS_TOML.format(release=release))
+            PROJECTS_TOML.format(installs_as=installs_as))
 
     def fake_run(self, cmd, env=None, **kwargs):
         if cmd[:2] == ['rm', '-rf']:
@@ -622,11 +622,12 @@ class VenvTest(RootTestCase):
         return mock.Mock(stdout=iter(()), wait=lambda: 0)
 
     def test_patched_trees_in_order_each_as_its_version(self):
-        # os-traits before Nova, whose requirements ask for its release;
+        # os-traits before Nova, whose requirements ask for its version;
         # placement (one of the releases after) then finds it installed.
         venv.ensure()
-        self.assertEqual([('os-traits', '3.10.0'), ('nova', '34.0.0'),
-                          ('cinder', '29.0.0'), ('releases', None)],
+        self.assertEqual([('os-traits', '3.9.0+multiattach.1'),
+                          ('nova', '34.0.0'), ('cinder', '29.0.0'),
+                          ('releases', None)],
                          self.installed)
 
     def test_constraints_drop_every_patched_project(self):
@@ -640,9 +641,10 @@ class VenvTest(RootTestCase):
         venv.ensure()
         venv.ensure()
         self.assertEqual(4, len(self.installed))
-        self.write_projects('3.11.0')
+        self.write_projects('3.9.0+multiattach.2')
         venv.ensure()
-        self.assertEqual(('os-traits', '3.11.0'), self.installed[4])
+        self.assertEqual(('os-traits', '3.9.0+multiattach.2'),
+                         self.installed[4])
 
     def test_rebuilt_when_a_requirements_file_changes(self):
         venv.ensure()
