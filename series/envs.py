@@ -29,6 +29,31 @@ def constraints_for(project):
     return '\n'.join(keep) + '\n'
 
 
+# uv installs a virtualenv's packages in seconds where pip takes minutes
+# (it resolves and downloads in parallel and compiles no bytecode). The
+# virtualenvs are made by `python -m venv` all the same, with pip in them.
+UV = 'uv==0.13.9'
+
+
+def uv():
+    """The uv command, installed with pip once in .work/venvs/uv."""
+    venv = config.ROOT / '.work' / 'venvs' / 'uv'
+    command = venv / 'bin' / 'uv'
+    if not command.exists():
+        process.run([sys.executable, '-m', 'venv', venv])
+        process.run([venv / 'bin' / 'python', '-m', 'pip', 'install',
+                     '--quiet', '--no-input', UV])
+    return command
+
+
+def installer(python, constraints_file):
+    """The command that installs packages into the virtualenv of
+    `python`, pinned by `constraints_file`.
+    """
+    return [uv(), 'pip', 'install', '--python', python, '-c',
+            constraints_file]
+
+
 # pbr writes AUTHORS and ChangeLog and derives the version from git tags;
 # the tarball already carries all three, so keep the work tree as it is.
 PBR_ENV = {'SKIP_GENERATE_AUTHORS': '1', 'SKIP_WRITE_GIT_CHANGELOG': '1',
@@ -61,8 +86,7 @@ def ensure_venv(project):
     extras = f'[{",".join(project.install_extras)}]' \
         if project.install_extras else ''
     started = time.monotonic()
-    pip = [python, '-m', 'pip', 'install', '--no-input', '--progress-bar',
-           'off', '-c', constraints_file]
+    install = installer(python, constraints_file)
     # Each patched requirement first, with its own version for pbr; the
     # project's install then finds it satisfied.
     for required in series_requirements(project):
@@ -71,24 +95,24 @@ def ensure_venv(project):
                     f'{required.installed_version}, from '
                     f'{required.tree.relative_to(config.ROOT)}')
         # A path in a .pth file, not an import hook: mypy follows it.
-        process.run([*pip, '--quiet', '--config-settings',
+        process.run([*install, '--quiet', '--config-setting',
                      'editable_mode=compat', '-e', required.tree],
                     env=dict(PBR_ENV,
                              PBR_VERSION=required.installed_version))
     doc_requirements = ['-r', tree / 'doc/requirements.txt'] \
         if (tree / 'doc/requirements.txt').exists() else []
     pip_install = subprocess.Popen(
-        [str(c) for c in (*pip, *test_requirements(tree),
+        [str(c) for c in (*install, *test_requirements(tree),
                           *doc_requirements,
                           *project.test_packages, '-e', f'{tree}{extras}')],
         env=dict(os.environ, PBR_VERSION=project.version, **PBR_ENV),
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     output = []
-    for line in pip_progress(pip_install.stdout, output):
+    for line in install_progress(pip_install.stdout, output):
         process.say(line)
     if pip_install.wait() != 0:
         raise config.SeriesError(f'installing the test virtualenv failed '
-                                 f'(exit {pip_install.returncode}); pip '
+                                 f'(exit {pip_install.returncode}); uv '
                                  'said:\n' + ''.join(output[-40:]))
     stamp.write_text(digest + '\n')
     process.say(f'{project.name}: virtualenv ready in '
@@ -128,28 +152,15 @@ def series_requirements(project):
     return required
 
 
-def pip_progress(lines, output, every=25):
-    """Condense pip install's output into a few progress lines.
+def install_progress(lines, output):
+    """Condense uv pip install's output into its summary lines.
 
-    Every line is kept in `output` (for an error report); yields a line
-    per `every` requirements resolved, each source build, and the install.
+    Every line is kept in `output` (for an error report); yields uv's
+    resolved, prepared, built and installed counts and its errors, not
+    the line per package.
     """
-    resolved = 0
     for line in lines:
-        # A pip.conf pointing at local indexes that do not exist is common
-        # on CI images; the warning it gives per package is noise.
-        if re.match(r"WARNING: Location '.*' is ignored", line):
-            continue
         output.append(line)
-        if line.startswith('Collecting '):
-            resolved += 1
-            if resolved % every == 0:
-                yield (f'  pip: {resolved} requirements resolved '
-                       f'({line.split()[1]})')
-        elif line.startswith('Building wheel for '):
-            yield f'  pip: building {line.split()[3]} from source'
-        elif line.startswith('Installing collected packages: '):
-            count = len(line.split(':', 1)[1].split(','))
-            yield f'  pip: installing {count} packages'
-        elif line.startswith('ERROR:'):
-            yield '  ' + line.rstrip()
+        if line.startswith(('Resolved ', 'Prepared ', 'Built ', 'Installed ',
+                            'Uninstalled ', 'error:', '  ×', '  ╰─▶')):
+            yield '  uv: ' + line.rstrip()

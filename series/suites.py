@@ -472,8 +472,8 @@ def typecheck(project):
         process.run([sys.executable, '-m', 'venv', venv])
         constraints_file = venv / 'upper-constraints.txt'
         constraints_file.write_text(envs.constraints_for(project))
-        process.run([python, '-m', 'pip', 'install', '--quiet', '--no-input',
-                     '-c', constraints_file, *project.type_check_packages])
+        process.run([*envs.installer(python, constraints_file), '--quiet',
+                     *project.type_check_packages])
     proc = process.run([python, '-m', 'mypy', '--cache-dir',
                         config.ROOT / '.work' / 'mypy-cache' / project.name],
                        cwd=queue.require_tree(project), check=False)

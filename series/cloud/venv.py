@@ -70,8 +70,7 @@ def ensure():
     process.run([sys.executable, '-m', 'venv', venv])
     constraints_file = venv / 'upper-constraints.txt'
     constraints_file.write_text(constraints)
-    pip = [python, '-m', 'pip', 'install', '--no-input', '--progress-bar',
-           'off', '-c', constraints_file]
+    install_command = envs.installer(python, constraints_file)
     # The patched trees editable, each with its own version for pbr: the
     # installs-as projects.toml gives where another series requires it
     # (os-traits as 3.9.0+multiattach.1, which Nova's series requires).
@@ -81,18 +80,18 @@ def ensure():
                         else '')
         process.say(f'cloud: installing {project.name} {project.version} '
                     f'with its series{installed_as}')
-        process.run([*pip, '--quiet', '-e', project.tree],
+        process.run([*install_command, '--quiet', '-e', project.tree],
                     env=dict(envs.PBR_ENV,
                              PBR_VERSION=project.installed_version))
     install = subprocess.Popen(
-        [str(c) for c in (*pip, *RELEASES, *EXTRAS)],
+        [str(c) for c in (*install_command, *RELEASES, *EXTRAS)],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     output = []
-    for line in envs.pip_progress(install.stdout, output):
+    for line in envs.install_progress(install.stdout, output):
         process.say(line)
     if install.wait() != 0:
         raise config.SeriesError('installing the cloud virtualenv failed; '
-                                 'pip said:\n' + ''.join(output[-40:]))
+                                 'uv said:\n' + ''.join(output[-40:]))
     link_ceph_modules(venv)
     stamp.write_text(digest + '\n')
     process.say(f'cloud: virtualenv ready in '

@@ -599,7 +599,8 @@ class VenvTest(RootTestCase):
                     mock.patch.object(venv.subprocess, 'Popen',
                                       self.fake_popen),
                     mock.patch.object(venv, 'link_ceph_modules',
-                                      lambda path: None)]
+                                      lambda path: None),
+                    mock.patch.object(venv.envs, 'uv', lambda: Path('uv'))]
         for patcher in patchers:
             patcher.start()
             self.addCleanup(patcher.stop)

@@ -62,21 +62,22 @@ class TestRequirementsTest(base.SeriesTestCase):
                           self.tree)
 
 
-class PipProgressTest(unittest.TestCase):
+class InstallProgressTest(unittest.TestCase):
 
-    def test_condenses_pip_output(self):
-        lines = [f'Collecting package{n}==1.0\n' for n in range(1, 6)] + [
-            "WARNING: Location '/nowhere' is ignored: it is not a URL\n",
-            '  Downloading package5-1.0.tar.gz (10 kB)\n',
-            'Building wheel for package5 (pyproject.toml): started\n',
-            'Installing collected packages: package1, package2, package5\n',
-            'ERROR: something went wrong\n']
+    def test_condenses_uv_output(self):
+        lines = ['Resolved 3 packages in 1.20s\n',
+                 '   Building package5==1.0\n',
+                 '      Built package5==1.0\n',
+                 'Prepared 3 packages in 2.01s\n',
+                 'Installed 3 packages in 15ms\n',
+                 ' + package1==1.0\n', ' + package2==1.0\n',
+                 ' + package5==1.0\n',
+                 'error: something went wrong\n']
         output = []
-        progress = list(envs.pip_progress(lines, output, every=2))
+        progress = list(envs.install_progress(lines, output))
         self.assertEqual([
-            '  pip: 2 requirements resolved (package2==1.0)',
-            '  pip: 4 requirements resolved (package4==1.0)',
-            '  pip: building package5 from source',
-            '  pip: installing 3 packages',
-            '  ERROR: something went wrong'], progress)
-        self.assertEqual(len(lines) - 1, len(output))
+            '  uv: Resolved 3 packages in 1.20s',
+            '  uv: Prepared 3 packages in 2.01s',
+            '  uv: Installed 3 packages in 15ms',
+            '  uv: error: something went wrong'], progress)
+        self.assertEqual(lines, output)
