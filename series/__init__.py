@@ -28,6 +28,8 @@ test patches one attribute in one place and every module sees it.
              summary table
   each       every commit with only the commits before it: the tests
              it adds or changes and flake8, in a worktree of the commit
+  mutants    mutants.toml: each guard of the series removed in turn, and
+             the tests that must fail with it run
   docs       sphinx-build -W of the patched docs and release notes
   contract   the contract suite on the release and on the patched tree
   spec       the specs in specs/ (Nova's, Cinder's): title checks,

@@ -22,6 +22,7 @@ from series import docs
 from series import each
 from series import identity
 from series import manual
+from series import mutants
 from series import process
 from series import queue
 from series import rebase
@@ -130,6 +131,10 @@ def run_cloud(args, project):
     return cloud.main(args.action)
 
 
+def run_mutants(args, project):
+    return mutants.mutants(args.names, args.projects or ())
+
+
 def build_parser():
     parser = argparse.ArgumentParser(
         prog='tools/series', description=DESCRIPTION,
@@ -217,6 +222,13 @@ def build_parser():
     sub.add_argument('project')
     sub.add_argument('benchmark')
     sub.add_argument('arguments', nargs=argparse.REMAINDER)
+    sub = verb('mutants', run_mutants, 'apply each mutant of mutants.toml '
+               '(one guard of the series removed) and run the tests that '
+               'must kill it', default=False)
+    sub.add_argument('names', nargs='*', metavar='MUTANT',
+                     help='only these mutants (default: all)')
+    sub.add_argument('--project', dest='projects', action='append',
+                     metavar='PROJECT', help='only the mutants of PROJECT')
     sub = verb('ci', run_ci, 'everything CI runs', default=False)
     sub.add_argument('--no-databases', action='store_true',
                      help='do not set up MariaDB and PostgreSQL (their '

@@ -54,8 +54,10 @@ def select_tests(project, tree, files, wide=True):
     The project's `expensive` modules are selected only when the series
     touches them (see projects.toml). Without `wide`, the selection is
     the narrow one CI runs: no unit module for importing a changed module,
-    and only the functional modules the series touches and those of its
-    samples, none through a source module's name or a fixture.
+    only the functional modules the series touches and those of its
+    samples, none through a source module's name or a fixture, and of a
+    test module the series touches only the tests it adds or changes
+    (changed_tests()).
     """
     unit, functional = set(project.always), set()
     touched = set()
@@ -133,13 +135,15 @@ def select_tests(project, tree, files, wide=True):
     expensive = set(project.expensive) - touched
     func_package = module_of(func_dir) + '.' if func_dir else None
     if not wide:
-        # The classes the series changes stand for the touched modules
-        # (their samples included), unless a module is a mirror above.
+        # A test module the series touches stands for itself by the tests
+        # it adds or changes (changed_tests()), also where it is a changed
+        # source module's own test module or one of its samples'.
         functional -= touched
+        unit -= touched - set(project.always)
     for module in touched:
-        classes = None if wide else changed_classes(
+        tests = None if wide else changed_tests(
             tree, module.replace('.', '/') + '.py')
-        entries = ([f'{module}.{name}' for name in classes] if classes
+        entries = ([f'{module}.{name}' for name in tests] if tests
                    else [module])
         if func_package and module.startswith(func_package):
             functional.update(entries)
@@ -148,11 +152,68 @@ def select_tests(project, tree, files, wide=True):
     return sorted(unit - expensive), sorted(functional - expensive)
 
 
-def changed_classes(tree, path):
-    """The classes of the test module `path` that the series changes
-    (relative to base), and those that derive from them in the module;
-    None when it changes the module outside its classes (imports,
-    helpers) or adds the module.
+def span(node):
+    """The first and last line of a class or function, decorators
+    included.
+    """
+    return (min([node.lineno] + [d.lineno for d in node.decorator_list]),
+            node.end_lineno)
+
+
+FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+# Methods every test of the class runs.
+FIXTURE_METHODS = ('setUp', 'tearDown', 'setUpClass', 'tearDownClass',
+                   '__init__', 'run')
+
+
+def names_of(nodes):
+    return {getattr(node, 'id', getattr(node, 'attr', None))
+            for node in nodes}
+
+
+def mentions(node, name):
+    return any(getattr(n, 'attr', getattr(n, 'id', None)) == name
+               for n in ast.walk(node)
+               if isinstance(n, (ast.Attribute, ast.Name)))
+
+
+def callers(cls, name):
+    """The test methods of a class that name the method `name`, directly
+    or through its other methods.
+    """
+    helpers, tests = {name}, set()
+    grown = True
+    while grown:
+        grown = False
+        for node in cls.body:
+            if (isinstance(node, FUNCTIONS) and node.name not in helpers
+                    and node.name not in tests
+                    and any(mentions(node, h) for h in helpers)):
+                if node.name.startswith('test'):
+                    tests.add(node.name)
+                else:
+                    helpers.add(node.name)
+                    grown = True
+    return tests
+
+
+def methods_of(source):
+    """{(class, method)} of a module's top-level classes."""
+    return {(cls.name, node.name) for cls in ast.parse(source).body
+            if isinstance(cls, ast.ClassDef)
+            for node in cls.body if isinstance(node, FUNCTIONS)}
+
+
+def changed_tests(tree, path):
+    """What the series changes in the test module `path` (relative to
+    base), as test ids relative to the module: a test method it adds or
+    changes ('Class.test_x') or that call a helper method it changes,
+    or a whole class ('Class') where it changes the class outside its
+    methods (an attribute) or in setUp or tearDown; each with the classes
+    that derive from its class in the module. A helper method it adds
+    needs no more: only the tests it adds or changes can call it. None
+    when it changes the module outside its classes (imports, helpers) or
+    adds the module.
     """
     if process.git('cat-file', '-e', f'base:{path}', cwd=tree,
                    check=False).returncode != 0:
@@ -174,23 +235,50 @@ def changed_classes(tree, path):
         return None
     classes = [node for node in ast.parse(source).body
                if isinstance(node, ast.ClassDef)]
-    changed = set()
+    at_base = methods_of(process.git('show', f'base:{path}',
+                                     cwd=tree).stdout)
+    whole, methods = set(), {}
     for line in lines:
-        owner = [node.name for node in classes
-                 if min([node.lineno] + [decorator.lineno for decorator
-                                         in node.decorator_list])
-                 <= line <= node.end_lineno]
+        owner = [node for node in classes
+                 if span(node)[0] <= line <= span(node)[1]]
         if not owner:
             return None
-        changed.update(owner)
-    grown = True
-    while grown:
-        before = len(changed)
-        changed.update(node.name for node in classes if any(
-            getattr(base, 'id', getattr(base, 'attr', None)) in changed
-            for base in node.bases))
-        grown = len(changed) > before
-    return sorted(changed)
+        [cls] = owner
+        function = [node.name for node in cls.body
+                    if isinstance(node, FUNCTIONS)
+                    and span(node)[0] <= line <= span(node)[1]]
+        if function and function[0].startswith('test'):
+            methods.setdefault(cls.name, set()).update(function)
+        elif not function or function[0] in FIXTURE_METHODS:
+            whole.add(cls.name)
+        elif (cls.name, function[0]) in at_base:
+            # An existing helper: the tests that call it, in this class
+            # and the classes deriving from it.
+            for node in classes:
+                if node is cls or cls.name in names_of(node.bases):
+                    found = callers(node, function[0])
+                    if not found and node is cls:
+                        whole.add(cls.name)
+                    methods.setdefault(node.name, set()).update(found)
+        # A helper method the series adds serves only the tests it adds
+        # or changes: no other test can call it.
+
+    def derived(names):
+        found = set(names)
+        grown = True
+        while grown:
+            before = len(found)
+            found.update(node.name for node in classes
+                         if names_of(node.bases) & found)
+            grown = len(found) > before
+        return found
+
+    whole = derived(whole)
+    tests = set(whole)
+    for name, changed in methods.items():
+        for cls in derived({name}) - whole:
+            tests.update(f'{cls}.{method}' for method in changed)
+    return sorted(tests)
 
 
 def filter_for(tree, arg):

@@ -125,7 +125,13 @@ MODULE = """import unittest
 
 class A(unittest.TestCase):
 
+    def setUp(self):
+        self.x = 1
+
     def test_a(self):
+        pass
+
+    def test_a2(self):
         pass
 
 
@@ -140,7 +146,7 @@ class C(unittest.TestCase):
 """
 
 
-class ChangedClassesTest(base.SeriesTestCase):
+class ChangedTestsTest(base.SeriesTestCase):
 
     def setUp(self):
         super().setUp()
@@ -152,12 +158,41 @@ class ChangedClassesTest(base.SeriesTestCase):
 
     def changed(self, text):
         (self.tree / 'test_x.py').write_text(text)
-        return selection.changed_classes(self.tree, 'test_x.py')
+        return selection.changed_tests(self.tree, 'test_x.py')
 
-    def test_a_changed_class_and_those_deriving_from_it(self):
-        self.assertEqual(['A', 'B'], self.changed(
+    def test_a_changed_test_in_its_class_and_those_deriving_from_it(self):
+        self.assertEqual(['A.test_a', 'B.test_a'], self.changed(
             MODULE.replace('        pass\n', '        self.skipTest(1)\n',
                            1)))
+
+    def test_a_new_test_method(self):
+        self.assertEqual(['C.test_d'], self.changed(MODULE + (
+            '\n    @unittest.skip("x")\n    def test_d(self):\n'
+            '        pass\n')))
+
+    def test_a_new_helper_method_is_no_class(self):
+        self.assertEqual(['C.test_c'], self.changed(MODULE.replace(
+            '    def test_c(self):\n        pass\n',
+            '    def _helper(self):\n        return 1\n\n'
+            '    def test_c(self):\n        self._helper()\n')))
+
+    def test_a_changed_helper_is_the_tests_that_call_it(self):
+        module = MODULE.replace(
+            '    def test_c(self):\n        pass\n',
+            '    def _helper(self):\n        return 1\n\n'
+            '    def _indirect(self):\n        return self._helper()\n\n'
+            '    def test_c(self):\n        self._indirect()\n\n'
+            '    def test_e(self):\n        pass\n')
+        (self.tree / 'test_x.py').write_text(module)
+        self.commit('helpers')
+        self.git('tag', '-f', 'base')
+        self.assertEqual(['C.test_c'], self.changed(
+            module.replace('return 1', 'return 2')))
+
+    def test_a_change_outside_the_test_methods_is_the_whole_class(self):
+        # The control of the two above: setUp is no test method.
+        self.assertEqual(['A', 'B'], self.changed(
+            MODULE.replace('self.x = 1', 'self.x = 2')))
 
     def test_a_new_class_without_its_blank_lines(self):
         self.assertEqual(['D'], self.changed(
@@ -167,7 +202,27 @@ class ChangedClassesTest(base.SeriesTestCase):
     def test_a_change_outside_the_classes_is_the_whole_module(self):
         self.assertIsNone(self.changed('import os\n' + MODULE))
 
+    def test_narrow_a_touched_own_test_module_is_its_changed_tests(self):
+        # demo/x.py's own test module, which the series also touches:
+        # the narrow selection runs the test it adds, the wide one all.
+        for path, text in (('demo/x.py', 'X = 1\n'),
+                           ('demo/tests/unit/test_x.py', MODULE)):
+            (self.tree / path).parent.mkdir(parents=True, exist_ok=True)
+            (self.tree / path).write_text(text)
+        self.commit('base with the package')
+        self.git('tag', '-f', 'base')
+        (self.tree / 'demo/x.py').write_text('X = 2\n')
+        (self.tree / 'demo/tests/unit/test_x.py').write_text(MODULE + (
+            '\n    def test_d(self):\n        pass\n'))
+        changed = selection.changed_files(self.tree)
+        self.assertEqual((['demo.tests.unit.test_x'], []),
+                         selection.select_tests(self.project, self.tree,
+                                                changed))
+        self.assertEqual((['demo.tests.unit.test_x.C.test_d'], []),
+                         selection.select_tests(self.project, self.tree,
+                                                changed, wide=False))
+
     def test_a_new_module_is_the_whole_module(self):
         (self.tree / 'test_y.py').write_text(MODULE)
         self.assertIsNone(
-            selection.changed_classes(self.tree, 'test_y.py'))
+            selection.changed_tests(self.tree, 'test_y.py'))

@@ -1,0 +1,211 @@
+"""`tools/series mutants`: every guard the series adds is tested.
+
+mutants.toml, at the repository's root, is the catalogue: each mutant
+replaces one exact text of a file in a project's work tree (`find`, which
+must occur there once) by `replace`, which removes or inverts one guard
+the series adds, and names the tests that must fail with it. The verb
+first runs each project's catalogue tests on the work tree as it is (they
+must pass: the control), then, for each mutant, writes it into the work
+tree, runs its tests with the project's virtualenv as `test` runs them
+(suites.run_suite), and puts the file back, also on failure or
+interruption. A mutant is killed when one of its tests fails, survives
+when they all pass, and is an error when none ran or its text is not in
+the file once.
+"""
+
+import dataclasses
+import re
+import time
+import tomllib
+
+from series import config
+from series import envs
+from series import process
+from series import queue
+from series import suites
+
+KILLED, SURVIVED, ERROR = 'killed', 'survived', 'error'
+
+
+@dataclasses.dataclass
+class Mutant:
+    name: str
+    project: str
+    file: str
+    guard: str
+    find: str
+    replace: str
+    tests: tuple
+
+
+@dataclasses.dataclass
+class Outcome:
+    mutant: Mutant
+    result: str
+    seconds: float = 0.0
+    detail: str = ''
+
+
+def catalogue_path():
+    return config.ROOT / 'mutants.toml'
+
+
+def load(path=None):
+    """The catalogue's mutants, in its order."""
+    with open(path or catalogue_path(), 'rb') as f:
+        entries = tomllib.load(f)['mutant']
+    mutants = [Mutant(**dict(entry, tests=tuple(entry['tests'])))
+               for entry in entries]
+    names = [mutant.name for mutant in mutants]
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise config.SeriesError(f'mutants.toml names {repeated} twice')
+    return mutants
+
+
+def filters(tests):
+    """stestr filters that select exactly these test ids or prefixes."""
+    return [re.escape(test) + r'\b' for test in tests]
+
+
+def test_path(project, test):
+    functional = project.functional_tests.replace('/', '.')
+    if functional and test.startswith(functional + '.'):
+        return project.functional_tests
+    return project.unit_tests
+
+
+def run_tests(project, python, tests, suite):
+    """suites.run_suite() of `tests`, grouped by test path: one
+    SuiteResult.
+    """
+    total = suites.SuiteResult(name=suite)
+    paths = {}
+    for test in tests:
+        paths.setdefault(test_path(project, test), []).append(test)
+    for path, group in paths.items():
+        result = suites.run_suite(project, python, suite, path,
+                                  filters(group))
+        total.results.update(result.results)
+        total.seconds += result.seconds
+        total.error = '; '.join(filter(None, [total.error, result.error]))
+    total.count()
+    return total
+
+
+def mutate(tree, mutant):
+    """Write the mutant into the tree; the file's text before it."""
+    path = tree / mutant.file
+    if not path.exists():
+        raise config.SeriesError(f'{mutant.file} does not exist')
+    text = path.read_text()
+    count = text.count(mutant.find)
+    if count != 1:
+        raise config.SeriesError(f'its text is in {mutant.file} {count} '
+                                 'times, not once')
+    path.write_text(text.replace(mutant.find, mutant.replace))
+    return text
+
+
+def judge(result):
+    """KILLED when a test that ran failed, SURVIVED when they all passed,
+    ERROR when none ran (a run that fails before any test, an import
+    error, is not a kill); and why.
+    """
+    failed = [test for test, status in result.results.items()
+              if status not in suites.PASSED and status != 'skip']
+    if failed:
+        return KILLED, ', '.join(failed[:3])
+    if result.passed:
+        return SURVIVED, f'{result.passed} passed'
+    return ERROR, result.error or 'no test ran'
+
+
+def run_mutant(project, python, mutant):
+    started = time.monotonic()
+    try:
+        original = mutate(project.tree, mutant)
+    except config.SeriesError as problem:
+        return Outcome(mutant, ERROR, 0.0, str(problem))
+    try:
+        result = run_tests(project, python, mutant.tests,
+                           f'mutant-{mutant.name}')
+    finally:
+        (project.tree / mutant.file).write_text(original)
+    verdict, detail = judge(result)
+    return Outcome(mutant, verdict, round(time.monotonic() - started, 1),
+                   detail)
+
+
+def control(project, python, mutants):
+    """Every catalogue test of the project passes on the work tree as it
+    is: a problem, or ''.
+    """
+    tests = sorted({test for mutant in mutants for test in mutant.tests})
+    result = run_tests(project, python, tests, 'mutants-control')
+    if result.error or result.failed or not result.passed:
+        return (f'{project.name}: the catalogue\'s tests must pass without '
+                f'a mutant: {result.passed} passed, {result.failed} failed'
+                f'{"; " + result.error if result.error else ""}')
+    absent = [test for test in tests if not any(
+        ran == test or ran.startswith((test + '.', test + '('))
+        for ran in result.results)]
+    if absent:
+        return f'{project.name}: no test ran for {absent}'
+    return ''
+
+
+def require_clean(project, mutants):
+    files = sorted({mutant.file for mutant in mutants})
+    changed = process.git('status', '--porcelain', '--', *files,
+                          cwd=project.tree).stdout.strip()
+    if changed:
+        raise config.SeriesError(f'{project.name}: commit or stash what '
+                                 f'changed first:\n{changed}')
+
+
+def print_table(outcomes):
+    width = max([6] + [len(o.mutant.name) for o in outcomes])
+    process.say('')
+    process.say(f'{"mutant":<{width}} {"tests":>5} {"result":>8} '
+                f'{"seconds":>8}')
+    for o in outcomes:
+        process.say(f'{o.mutant.name:<{width}} {len(o.mutant.tests):>5} '
+                    f'{o.result:>8} {o.seconds:>8.0f}')
+    counts = {r: sum(o.result == r for o in outcomes)
+              for r in (KILLED, SURVIVED, ERROR)}
+    process.say(f'{counts[KILLED]} killed, {counts[SURVIVED]} survived, '
+                f'{counts[ERROR]} errors')
+    return counts
+
+
+def mutants(names=(), project_names=()):
+    """Run the catalogue (or the named mutants, or those of the named
+    projects); 0 when every mutant is killed.
+    """
+    catalogue = load()
+    chosen = [m for m in catalogue
+              if (not names or m.name in names) and
+              (not project_names or m.project in project_names)]
+    unknown = set(names) - {m.name for m in catalogue}
+    if unknown:
+        raise config.SeriesError(f'no mutant {sorted(unknown)} in '
+                                 'mutants.toml')
+    projects = config.load_projects()
+    outcomes = []
+    for name in dict.fromkeys(m.project for m in chosen):
+        project = projects[name]
+        queue.ensure_tree(project)
+        own = [m for m in chosen if m.project == name]
+        require_clean(project, own)
+        python = envs.ensure_venv(project)
+        problem = control(project, python, own)
+        if problem:
+            raise config.SeriesError(problem)
+        for mutant in own:
+            outcome = run_mutant(project, python, mutant)
+            process.say(f'mutant {mutant.name}: {outcome.result} '
+                        f'({outcome.detail}) in {outcome.seconds:.0f}s')
+            outcomes.append(outcome)
+    counts = print_table(outcomes)
+    return 0 if counts[KILLED] == len(outcomes) else 1

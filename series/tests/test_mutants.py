@@ -1,0 +1,159 @@
+import contextlib
+import io
+import os
+from pathlib import Path
+import tempfile
+import unittest
+from unittest import mock
+
+from series import config
+from series import mutants
+from series import suites
+from series.tests.test_suites import stestr_python
+
+GUARDED = '''\
+def attach(mode):
+    if mode not in ('ro', 'rw'):
+        raise ValueError(mode)
+    return mode
+'''
+TESTS = '''\
+import unittest
+
+from pkg import guarded
+
+
+class AttachTest(unittest.TestCase):
+
+    def test_a_bad_mode_is_refused(self):
+        self.assertRaises(ValueError, guarded.attach, 'wx')
+
+    def test_ro_is_taken(self):
+        self.assertEqual('ro', guarded.attach('ro'))
+'''
+
+
+def mutant(name='m', find="if mode not in ('ro', 'rw'):",
+           replace='if False:', tests=('pkg.test_guarded.AttachTest',)):
+    return mutants.Mutant(name=name, project='sample', file='pkg/guarded.py',
+                          guard='bad modes are refused', find=find,
+                          replace=replace, tests=tuple(tests))
+
+
+class SampleTree(unittest.TestCase):
+
+    def setUp(self):
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        self.tree = Path(tmp.name)
+        (self.tree / 'pkg').mkdir()
+        (self.tree / 'pkg' / '__init__.py').write_text('')
+        (self.tree / 'pkg' / 'guarded.py').write_text(GUARDED)
+        (self.tree / 'pkg' / 'test_guarded.py').write_text(TESTS)
+        (self.tree / '.stestr.conf').write_text(
+            '[DEFAULT]\ntest_path=./pkg\ntop_dir=./\n')
+        self.project = mock.Mock(tree=self.tree, unit_tests='pkg',
+                                 functional_tests='', test_env={},
+                                 known_failures=self.tree / 'none')
+        self.project.name = 'sample'
+
+
+class MutateTest(SampleTree):
+
+    def test_the_text_must_be_in_the_file_once(self):
+        for find in ('not in this file', 'mode'):
+            with self.assertRaises(config.SeriesError):
+                mutants.mutate(self.tree, mutant(find=find))
+        self.assertEqual(GUARDED, (self.tree / 'pkg/guarded.py').read_text())
+
+    def test_the_file_is_put_back_when_the_run_is_interrupted(self):
+        with mock.patch.object(mutants, 'run_tests',
+                               side_effect=KeyboardInterrupt):
+            with self.assertRaises(KeyboardInterrupt):
+                mutants.run_mutant(self.project, None, mutant())
+        self.assertEqual(GUARDED, (self.tree / 'pkg/guarded.py').read_text())
+
+
+class JudgeTest(unittest.TestCase):
+
+    def test_a_failed_test_kills(self):
+        result = suites.SuiteResult('x', results={'a': 'success',
+                                                  'b': 'fail'})
+        self.assertEqual((mutants.KILLED, 'b'), mutants.judge(result))
+
+    def test_all_passed_survives(self):
+        result = suites.SuiteResult('x', passed=2, results={
+            'a': 'success', 'b': 'skip'})
+        self.assertEqual(mutants.SURVIVED, mutants.judge(result)[0])
+
+    def test_a_run_without_tests_is_an_error_not_a_kill(self):
+        result = suites.SuiteResult('x', failed=1, error='import error')
+        self.assertEqual((mutants.ERROR, 'import error'),
+                         mutants.judge(result))
+
+
+class LoadTest(unittest.TestCase):
+
+    def test_a_name_twice_is_refused(self):
+        with tempfile.NamedTemporaryFile('w', suffix='.toml') as f:
+            f.write(2 * ('[[mutant]]\nname = "a"\nproject = "nova"\n'
+                         'file = "f"\nguard = "g"\nfind = "x"\n'
+                         'replace = "y"\ntests = ["t"]\n'))
+            f.flush()
+            with self.assertRaises(config.SeriesError):
+                mutants.load(f.name)
+
+    def test_the_catalogue(self):
+        catalogue = mutants.load()
+        projects = config.load_projects()
+        self.assertGreaterEqual(len(catalogue), 30)
+        for entry in catalogue:
+            self.assertIn(entry.project, projects)
+            self.assertTrue(entry.tests, entry.name)
+            self.assertNotEqual(entry.find, entry.replace, entry.name)
+
+    def test_filters_select_the_id_not_a_longer_one(self):
+        [pattern] = mutants.filters(['a.T.test_x'])
+        self.assertRegex('a.T.test_x', pattern)
+        self.assertRegex('a.T.test_x(scenario)', pattern)
+        self.assertNotRegex('a.T.test_x_more', pattern)
+        self.assertNotRegex('aXT.test_x', pattern)
+
+
+@unittest.skipUnless(stestr_python(), 'no virtualenv with stestr')
+class RunMutantTest(SampleTree):
+    """The real stestr on the sample: the guard's mutant is killed, a
+    mutant its tests do not see survives, the control passes.
+    """
+
+    def setUp(self):
+        super().setUp()
+        self.python = stestr_python()
+        quiet = contextlib.redirect_stdout(io.StringIO())
+        quiet.__enter__()
+        self.addCleanup(quiet.__exit__, None, None, None)
+        patcher = mock.patch.dict(os.environ, {'OS_TEST_PATH': ''})
+        patcher.start()
+        self.addCleanup(patcher.stop)
+        patcher = mock.patch.object(config, 'ROOT', self.tree)
+        patcher.start()
+        self.addCleanup(patcher.stop)
+
+    def test_removing_the_guard_is_killed(self):
+        outcome = mutants.run_mutant(self.project, self.python, mutant())
+        self.assertEqual(mutants.KILLED, outcome.result, outcome.detail)
+        self.assertIn('test_a_bad_mode_is_refused', outcome.detail)
+        self.assertEqual(GUARDED, (self.tree / 'pkg/guarded.py').read_text())
+
+    def test_a_change_the_tests_do_not_see_survives(self):
+        outcome = mutants.run_mutant(self.project, self.python, mutant(
+            find='raise ValueError(mode)', replace='raise ValueError()'))
+        self.assertEqual(mutants.SURVIVED, outcome.result)
+
+    def test_the_control_passes_and_names_an_absent_test(self):
+        python = self.python
+        self.assertEqual('', mutants.control(self.project, python,
+                                             [mutant()]))
+        problem = mutants.control(self.project, python, [mutant(
+            tests=['pkg.test_guarded.AttachTest', 'pkg.test_guarded.Nope'])])
+        self.assertIn("no test ran for ['pkg.test_guarded.Nope']", problem)
