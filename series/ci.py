@@ -6,6 +6,7 @@ from pathlib import Path
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import traceback
 
@@ -216,34 +217,56 @@ def virtualenv(project):
     envs.ensure_venv(project)
 
 
-def side_by_side(background, foreground):
-    """background() in a thread while foreground() runs here; the
-    results of foreground() and then of background().
+def in_the_background(lane):
+    """`lane` made to run at process.BACKGROUND_NICE: Linux gives each
+    thread a nice value of its own, which the commands it starts inherit.
     """
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        running = pool.submit(background)
+    def reniced():
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(),
+                       process.BACKGROUND_NICE)
+        return lane()
+    return reniced
+
+
+def lanes(foreground, *background):
+    """foreground() here while each of `background` runs in a thread of
+    its own; the results of foreground(), then of each background lane.
+    """
+    with concurrent.futures.ThreadPoolExecutor(
+            max_workers=len(background)) as pool:
+        running = [pool.submit(lane) for lane in background]
         results = list(foreground())
-        return results + list(running.result())
+        for lane in running:
+            results.extend(lane.result())
+        return results
 
 
-def alongside_the_cloud(nova, cinder, timings, databases):
-    """What CI runs while the real cloud runs: their results. The unit
-    tests run in the background (suites.run_stestr()): on the CPU the
-    cloud leaves.
+def nova_tests(nova, timings, databases):
+    """Nova's functional, then unit tests of CI's narrow selection."""
+    results = timings.run('nova functional tests (beside the cloud)',
+                          suites.test, nova, unit=False, wide=False)
+    results.extend(timings.run('nova unit tests (beside the cloud)',
+                               suites.test, nova, functional=False,
+                               databases=databases, background=True,
+                               wide=False))
+    return results
+
+
+def cinder_and_devstack(cinder, timings, databases):
+    """Cinder's tests, flake8 and contract suite, and the devstack
+    plugin's tests: their results.
     """
-    results = timings.run('nova unit tests (alongside the cloud)',
-                          suites.test, nova, functional=False,
-                          databases=databases, background=True, wide=False)
+    results = []
     if queue.read_series(cinder):
-        results.extend(timings.run('cinder tests (alongside the cloud)',
+        results.extend(timings.run('cinder tests (beside the cloud)',
                                    suites.test, cinder, databases=databases,
                                    background=True))
-        results.append(timings.run('cinder flake8 (alongside the cloud)',
+        results.append(timings.run('cinder flake8 (beside the cloud)',
                                    suites.lint, cinder))
-        results.append(timings.run('cinder contract (alongside the cloud)',
+        results.append(timings.run('cinder contract (beside the cloud)',
                                    contract.contract, cinder))
     # The devstack plugin's tests are not a package: no top-level directory.
-    results.append(timings.run('devstack plugin tests (alongside the cloud)',
+    results.append(timings.run('devstack plugin tests (beside the cloud)',
                                suites.tool_self_test, 'devstack/tests',
                                'devstack plugin tests', top_level=None))
     return results
@@ -302,31 +325,24 @@ def ci(args):
     # The demo applies the series again (a new work tree) and builds
     # Nova's virtualenv: it runs before anything else uses either.
     results.append(timings.run('demo end to end', demo.end_to_end))
-    # Nova's functional tests keep both cores busy; the docs, the style
-    # checks and the clients' tests mostly one. They share no stestr
-    # repository and run side by side. The functional modules are those
-    # the series touches and those of its samples; `tools/series test
-    # nova` adds the users of the fixtures it changes and the modules
-    # named after its source modules (about as many again).
-    results.extend(side_by_side(
-        lambda: timings.run('nova functional tests (beside docs to clients)',
-                            suites.test, nova, unit=False,
-                            wide=False),
-        lambda: docs_and_clients(projects, timings)))
-    # Nova's and Cinder's unit tests and the devstack plugin's tests,
-    # which share no virtualenv, stestr repository or database with the
-    # real cloud, run beside it, the unit tests at a background priority:
-    # they take the CPU its services and guests leave and run at full
-    # speed once it is down. The virtualenvs that install Cinder's work
-    # tree (an editable install rewrites its egg-info) are built first.
+    # The virtualenvs that install Cinder's work tree (an editable install
+    # rewrites its egg-info) are built before anything runs beside them.
     cinder = projects['cinder']
     if queue.read_series(cinder):
         timings.run('cinder virtualenv', prepare, virtualenv, cinder)
     timings.run('cloud virtualenv', prepare, cloud_venv.ensure)
-    results.extend(side_by_side(
+    # The real cloud mostly waits (on its guests, services and timeouts):
+    # everything else runs beside it in two lanes at a background priority
+    # (in_the_background()), on the CPU it leaves and at full speed once
+    # it is down. They share no virtualenv, stestr repository or database
+    # with the cloud nor with each other.
+    results.extend(lanes(
         lambda: timings.run('real cloud: upgrade, scenario, down',
                             real_cloud),
-        lambda: alongside_the_cloud(nova, cinder, timings, databases)))
+        in_the_background(lambda: nova_tests(nova, timings, databases)),
+        in_the_background(lambda: (
+            docs_and_clients(projects, timings) +
+            cinder_and_devstack(cinder, timings, databases)))))
     suites.print_table(results)
     timings.print(time.monotonic() - started)
     return suites.print_totals(results)

@@ -2,6 +2,7 @@
 
 import os
 import subprocess
+import sys
 import threading
 import unittest
 from unittest import mock
@@ -166,20 +167,41 @@ class RealCloudTest(base.SeriesTestCase):
                                      results[-1].error))
 
 
-class SideBySideTest(unittest.TestCase):
+class LanesTest(unittest.TestCase):
 
-    def test_both_run_at_once_and_both_results_come_back(self):
+    def test_the_lanes_run_at_once_and_every_result_comes_back(self):
         foreground_started = threading.Event()
 
-        def background():
+        def lane(name):
             # Only true if the foreground runs meanwhile.
-            return ['cloud'] if foreground_started.wait(10) else []
+            return lambda: [name] if foreground_started.wait(10) else []
 
         def foreground():
             foreground_started.set()
-            return ['cinder']
-        self.assertEqual(['cinder', 'cloud'],
-                         ci.side_by_side(background, foreground))
+            return ['cloud']
+        self.assertEqual(['cloud', 'nova', 'docs'],
+                         ci.lanes(foreground, lane('nova'), lane('docs')))
+
+    def test_a_background_lane_and_its_commands_are_reniced(self):
+        def lane():
+            own = os.getpriority(os.PRIO_PROCESS,
+                                 threading.get_native_id())
+            child = subprocess.run(
+                [sys.executable, '-c', 'import os; print(os.nice(0))'],
+                text=True, stdout=subprocess.PIPE, check=True).stdout
+            return [own, int(child)]
+        before = os.nice(0)
+        self.assertEqual(
+            [before, before + ci.process.BACKGROUND_NICE,
+             before + ci.process.BACKGROUND_NICE],
+            ci.lanes(lambda: [os.nice(0)], ci.in_the_background(lane)))
+        # The caller's thread keeps its priority.
+        self.assertEqual(before, os.nice(0))
+
+    def test_without_it_a_lane_keeps_the_priority(self):
+        before = os.nice(0)
+        self.assertEqual([before], ci.lanes(lambda: [], lambda: [
+            os.getpriority(os.PRIO_PROCESS, threading.get_native_id())]))
 
     def test_a_failed_preparation_is_said_not_raised(self):
         def build():
@@ -189,21 +211,29 @@ class SideBySideTest(unittest.TestCase):
         say.assert_called_once_with('build: pip failed')
 
 
-class AlongsideTheCloudTest(unittest.TestCase):
+class BesideTheCloudTest(unittest.TestCase):
 
-    def test_the_unit_tests_run_in_the_background(self):
-        nova, cinder = mock.Mock(), mock.Mock()
+    def test_nova_functional_then_unit_tests_narrow(self):
+        nova = mock.Mock()
+        with mock.patch.object(ci.suites, 'test', return_value=[]) as test:
+            ci.nova_tests(nova, ci.Timings(), True)
+        self.assertEqual(
+            [mock.call(nova, unit=False, wide=False),
+             mock.call(nova, functional=False, databases=True,
+                       background=True, wide=False)],
+            test.call_args_list)
+
+    def test_cinder_tests_in_the_background(self):
+        cinder = mock.Mock()
         with mock.patch.object(ci.suites, 'test', return_value=[]) as test, \
                 mock.patch.object(ci.suites, 'lint'), \
                 mock.patch.object(ci.suites, 'tool_self_test'), \
                 mock.patch.object(ci.contract, 'contract'), \
                 mock.patch.object(ci.queue, 'read_series',
                                   return_value=['0001.patch']):
-            ci.alongside_the_cloud(nova, cinder, ci.Timings(), True)
+            ci.cinder_and_devstack(cinder, ci.Timings(), True)
         self.assertEqual(
-            [mock.call(nova, functional=False, databases=True,
-                       background=True, wide=False),
-             mock.call(cinder, databases=True, background=True)],
+            [mock.call(cinder, databases=True, background=True)],
             test.call_args_list)
 
 
