@@ -21,12 +21,16 @@ from series import demo
 from series import docs
 from series import envs
 from series import manual
+from series import mutants
 from series import process
 from series import queue
 from series import spec
 from series import suites
 
 
+# The projects whose mutants CI runs (mutants.toml).
+CI_MUTANT_PROJECTS = ('os-traits', 'openstacksdk', 'python-openstackclient',
+                      'cinder')
 # The tool tests that skip without a virtualenv of this checkout.
 VIRTUALENV_TOOL_TESTS = ('series.tests.test_suites.RunStestrTest',
                          'series.tests.test_each')
@@ -269,6 +273,10 @@ def cinder_and_devstack(cinder, timings, databases):
     results.append(timings.run('devstack plugin tests (beside the cloud)',
                                suites.tool_self_test, 'devstack/tests',
                                'devstack plugin tests', top_level=None))
+    # Of `tools/series mutants`, what its time allows: the mutants of the
+    # projects whose tests take seconds; Nova's take a stestr run each.
+    results.append(timings.run('mutants (beside the cloud)', mutants.suite,
+                               CI_MUTANT_PROJECTS))
     return results
 
 

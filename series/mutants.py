@@ -14,6 +14,7 @@ the file once.
 """
 
 import dataclasses
+from pathlib import Path
 import re
 import time
 import tomllib
@@ -69,9 +70,16 @@ def filters(tests):
 
 
 def test_path(project, test):
-    functional = project.functional_tests.replace('/', '.')
-    if functional and test.startswith(functional + '.'):
-        return project.functional_tests
+    """The directory of the test's module: stestr imports every module of
+    its test path to discover tests, so the narrowest one is the fastest.
+    """
+    parts = test.split('.')
+    for end in range(len(parts), 0, -1):
+        module = Path(*parts[:end])
+        if (project.tree / module.with_suffix('.py')).exists():
+            return str(module.parent)
+        if (project.tree / module / '__init__.py').exists():
+            return str(module)
     return project.unit_tests
 
 
@@ -183,6 +191,32 @@ def mutants(names=(), project_names=()):
     """Run the catalogue (or the named mutants, or those of the named
     projects); 0 when every mutant is killed.
     """
+    counts = print_table(run(names, project_names))
+    return 0 if counts[SURVIVED] + counts[ERROR] == 0 else 1
+
+
+def suite(project_names):
+    """The mutants of these projects as a SuiteResult (CI): a killed
+    mutant passes, a surviving one or an error fails.
+    """
+    result = suites.SuiteResult(name=f'mutants of {", ".join(project_names)}')
+    started = time.monotonic()
+    try:
+        outcomes = run((), project_names)
+    except config.SeriesError as problem:
+        result.fail(str(problem))
+        return result
+    print_table(outcomes)
+    result.passed = sum(o.result == KILLED for o in outcomes)
+    result.failed = len(outcomes) - result.passed
+    result.error = ', '.join(f'{o.mutant.name} {o.result}' for o in outcomes
+                             if o.result != KILLED)
+    result.seconds = round(time.monotonic() - started, 1)
+    return result
+
+
+def run(names=(), project_names=()):
+    """The outcome of each chosen mutant."""
     catalogue = load()
     chosen = [m for m in catalogue
               if (not names or m.name in names) and
@@ -207,5 +241,4 @@ def mutants(names=(), project_names=()):
             process.say(f'mutant {mutant.name}: {outcome.result} '
                         f'({outcome.detail}) in {outcome.seconds:.0f}s')
             outcomes.append(outcome)
-    counts = print_table(outcomes)
-    return 0 if counts[KILLED] == len(outcomes) else 1
+    return outcomes

@@ -229,12 +229,14 @@ class BesideTheCloudTest(unittest.TestCase):
                 mock.patch.object(ci.suites, 'lint'), \
                 mock.patch.object(ci.suites, 'tool_self_test'), \
                 mock.patch.object(ci.contract, 'contract'), \
+                mock.patch.object(ci.mutants, 'suite') as mutants, \
                 mock.patch.object(ci.queue, 'read_series',
                                   return_value=['0001.patch']):
             ci.cinder_and_devstack(cinder, ci.Timings(), True)
         self.assertEqual(
             [mock.call(cinder, databases=True, background=True)],
             test.call_args_list)
+        mutants.assert_called_once_with(ci.CI_MUTANT_PROJECTS)
 
 
 class VirtualenvTest(base.SeriesTestCase):

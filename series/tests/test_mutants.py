@@ -112,6 +112,23 @@ class LoadTest(unittest.TestCase):
             self.assertTrue(entry.tests, entry.name)
             self.assertNotEqual(entry.find, entry.replace, entry.name)
 
+    def test_the_test_path_is_the_directory_of_the_test_module(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            tree = Path(tmp)
+            (tree / 'pkg/tests/unit/compute').mkdir(parents=True)
+            for name in ('pkg/tests/__init__.py',
+                         'pkg/tests/unit/__init__.py',
+                         'pkg/tests/unit/compute/__init__.py',
+                         'pkg/tests/unit/compute/test_api.py'):
+                (tree / name).write_text('')
+            project = mock.Mock(tree=tree, unit_tests='pkg/tests/unit')
+            self.assertEqual('pkg/tests/unit/compute', mutants.test_path(
+                project, 'pkg.tests.unit.compute.test_api.T.test_x'))
+            self.assertEqual('pkg/tests/unit/compute', mutants.test_path(
+                project, 'pkg.tests.unit.compute'))
+            self.assertEqual('pkg/tests/unit', mutants.test_path(
+                project, 'elsewhere.test_x'))
+
     def test_filters_select_the_id_not_a_longer_one(self):
         [pattern] = mutants.filters(['a.T.test_x'])
         self.assertRegex('a.T.test_x', pattern)
