@@ -222,12 +222,15 @@ def virtualenv(project):
 
 
 def in_the_background(lane):
-    """`lane` made to run at process.BACKGROUND_NICE: Linux gives each
-    thread a nice value of its own, which the commands it starts inherit.
+    """`lane` made to run process.BACKGROUND_NICE lower in priority (at
+    most nice 19): Linux gives each thread a nice value of its own, which
+    the commands it starts inherit.
     """
     def reniced():
-        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(),
-                       process.BACKGROUND_NICE)
+        thread = threading.get_native_id()
+        nice = os.getpriority(os.PRIO_PROCESS, thread)
+        os.setpriority(os.PRIO_PROCESS, thread,
+                       min(nice + process.BACKGROUND_NICE, 19))
         return lane()
     return reniced
 
