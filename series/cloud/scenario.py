@@ -477,7 +477,9 @@ class Scenario:
     def refusals(self):
         server_id = self.servers[0]
         spare = self.new_volume('spare')
-        single = self.new_volume('single', multiattach=False)
+        # Bootable: a blank root is refused first for not being bootable.
+        single = self.new_volume('single', multiattach=False,
+                                 image=self.cloud.image())
         before = self.snapshot()
         results = []
 
