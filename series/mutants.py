@@ -10,9 +10,12 @@ tree, runs its tests with the project's virtualenv as `test` runs them
 (suites.run_suite), and puts the file back, also on failure or
 interruption. A mutant is killed when one of its tests fails, survives
 when they all pass, and is an error when none ran or its text is not in
-the file once.
+the file once. The mutants are written into a git worktree of the work
+tree's HEAD (its commits), never into the work tree, which the real
+cloud's services run from.
 """
 
+import contextlib
 import dataclasses
 from pathlib import Path
 import re
@@ -20,6 +23,7 @@ import time
 import tomllib
 
 from series import config
+from series import each
 from series import envs
 from series import process
 from series import queue
@@ -163,13 +167,18 @@ def control(project, python, mutants):
     return ''
 
 
-def require_clean(project, mutants):
-    files = sorted({mutant.file for mutant in mutants})
-    changed = process.git('status', '--porcelain', '--', *files,
-                          cwd=project.tree).stdout.strip()
-    if changed:
-        raise config.SeriesError(f'{project.name}: commit or stash what '
-                                 f'changed first:\n{changed}')
+@contextlib.contextmanager
+def worktree(project):
+    """The project with its tree a detached git worktree of the work
+    tree's HEAD, under .work/mutants/, removed afterwards: the mutants
+    never touch the work tree, which the real cloud's services run from.
+    """
+    path = config.ROOT / '.work' / 'mutants' / project.name
+    each.add_worktree(project.tree, path, 'HEAD')
+    try:
+        yield each.at_commit(project, path)
+    finally:
+        each.remove_worktree(project.tree, path)
 
 
 def print_table(outcomes):
@@ -231,14 +240,17 @@ def run(names=(), project_names=()):
         project = projects[name]
         queue.ensure_tree(project)
         own = [m for m in chosen if m.project == name]
-        require_clean(project, own)
         python = envs.ensure_venv(project)
-        problem = control(project, python, own)
-        if problem:
-            raise config.SeriesError(problem)
-        for mutant in own:
-            outcome = run_mutant(project, python, mutant)
-            process.say(f'mutant {mutant.name}: {outcome.result} '
-                        f'({outcome.detail}) in {outcome.seconds:.0f}s')
-            outcomes.append(outcome)
+        with worktree(project) as copy:
+            # Its tests must import the worktree's code, not the work
+            # tree's that the virtualenv installs.
+            each.check_imports_commit(project, python, copy.tree, 'mutants')
+            problem = control(copy, python, own)
+            if problem:
+                raise config.SeriesError(problem)
+            for mutant in own:
+                outcome = run_mutant(copy, python, mutant)
+                process.say(f'mutant {mutant.name}: {outcome.result} '
+                            f'({outcome.detail}) in {outcome.seconds:.0f}s')
+                outcomes.append(outcome)
     return outcomes

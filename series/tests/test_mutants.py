@@ -2,6 +2,7 @@ import contextlib
 import io
 import os
 from pathlib import Path
+import subprocess
 import tempfile
 import unittest
 from unittest import mock
@@ -72,6 +73,30 @@ class MutateTest(SampleTree):
             with self.assertRaises(KeyboardInterrupt):
                 mutants.run_mutant(self.project, None, mutant())
         self.assertEqual(GUARDED, (self.tree / 'pkg/guarded.py').read_text())
+
+
+class WorktreeTest(unittest.TestCase):
+
+    def test_mutants_go_to_a_worktree_of_head_never_the_work_tree(self):
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        with mock.patch.object(config, 'ROOT', Path(tmp.name)):
+            project = config.Project(name='sample', version='1', sha256='0')
+            (project.tree / 'pkg').mkdir(parents=True)
+            (project.tree / 'pkg' / 'guarded.py').write_text(GUARDED)
+            for args in (('init', '-q'), ('add', '-A'),
+                         ('-c', 'user.name=t', '-c', 'user.email=t@t',
+                          'commit', '-q', '-m', 'sample')):
+                subprocess.run(['git', *args], cwd=project.tree, check=True,
+                               capture_output=True)
+            with mutants.worktree(project) as copy:
+                self.assertNotEqual(project.tree, copy.tree)
+                mutants.mutate(copy.tree, mutant())
+                self.assertIn('if False:',
+                              (copy.tree / 'pkg/guarded.py').read_text())
+                self.assertEqual(GUARDED, (project.tree / 'pkg/guarded.py')
+                                 .read_text())
+            self.assertFalse(copy.tree.exists())
 
 
 class JudgeTest(unittest.TestCase):
