@@ -300,5 +300,9 @@ def split_filters(project, tree, args):
     return [f for f in filters if f not in functional], functional
 
 
-def regex_for_modules(modules):
-    return [rf'^{re.escape(m)}\.' for m in modules]
+def regex_for_modules(entries):
+    """Anchored stestr regexes for the selection's entries: a module or a
+    class selects the tests it holds, a test method itself, its scenarios
+    ('test_x(name)') and its ddt cases ('test_x_1_value').
+    """
+    return [rf'^{re.escape(entry)}(\.|\(|_\d|$)' for entry in entries]

@@ -307,6 +307,17 @@ def run_suite(project, python, suite, test_path, filters, concurrency=None,
     return result
 
 
+def require_each_selected(result, filters):
+    """Fail `result` for each entry of the derived selection that ran no
+    test: a selected module, class or test method must run.
+    """
+    ran = list(result.results)
+    idle = [f for f in filters if not any(re.match(f, t) for t in ran)]
+    if idle:
+        result.fail(f'{len(idle)} selected entries ran no test: '
+                    f'{", ".join(idle[:5])}')
+
+
 def check_database_tests(project, results):
     """With --databases: the MySQL/PostgreSQL tests ran and passed."""
     pattern = re.compile(project.database_tests)
@@ -350,10 +361,14 @@ def test(project, filters=(), full=False, unit=True, functional=True,
     if unit and project.unit_tests and unit_filters:
         suites.append(run_suite(project, python, 'unit', project.unit_tests,
                                 unit_filters, concurrency, background))
+        if not filters and not full:
+            require_each_selected(suites[-1], unit_filters)
     if functional and project.functional_tests and func_filters:
         suites.append(run_suite(project, python, 'functional',
                                 project.functional_tests, func_filters,
                                 concurrency, background))
+        if not filters and not full:
+            require_each_selected(suites[-1], func_filters)
     if databases and project.database_tests:
         results = {}
         for suite in suites:

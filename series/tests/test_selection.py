@@ -1,5 +1,7 @@
 """Tests of series.selection: the tests the series selects."""
 
+import unittest
+
 from series import selection
 from series.tests import base
 
@@ -226,3 +228,18 @@ class ChangedTestsTest(base.SeriesTestCase):
         (self.tree / 'test_y.py').write_text(MODULE)
         self.assertIsNone(
             selection.changed_tests(self.tree, 'test_y.py'))
+
+
+class RegexForModulesTest(unittest.TestCase):
+
+    def test_each_kind_of_entry_selects_its_tests_and_no_other(self):
+        module, cls, method = selection.regex_for_modules([
+            'pkg.test_x', 'pkg.test_x.C', 'pkg.test_x.C.test_a'])
+        for pattern, selected, other in (
+                (module, 'pkg.test_x.C.test_a', 'pkg.test_xy.C.test_a'),
+                (cls, 'pkg.test_x.C.test_a', 'pkg.test_x.CD.test_a'),
+                (method, 'pkg.test_x.C.test_a', 'pkg.test_x.C.test_ab'),
+                (method, 'pkg.test_x.C.test_a(scenario)', 'pkg.test_x.C'),
+                (method, 'pkg.test_x.C.test_a_1_True', 'pkg.test_x.C.tes')):
+            self.assertRegex(selected, pattern)
+            self.assertNotRegex(other, pattern)

@@ -73,6 +73,19 @@ class SummaryTest(unittest.TestCase):
         self.assertEqual(len(rows[0]), len(rows[2]))
 
 
+class RequireEachSelectedTest(unittest.TestCase):
+
+    def test_an_entry_that_ran_no_test_fails_the_run(self):
+        ran = {'pkg.test_x.C.test_a': 'success'}
+        result = suites.SuiteResult('unit', passed=1, results=dict(ran))
+        suites.require_each_selected(result, [r'^pkg\.test_x\.C\.test_a$'])
+        self.assertEqual(0, result.failed)
+        # The regex of a method entry that wants a dot after it: nothing.
+        suites.require_each_selected(result, [r'^pkg\.test_x\.C\.test_a\.'])
+        self.assertEqual(1, result.failed)
+        self.assertIn('ran no test', result.error)
+
+
 class TypecheckTestCase(unittest.TestCase):
 
     def test_nova_is_type_checked_as_its_tox_does(self):
