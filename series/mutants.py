@@ -18,7 +18,6 @@ cloud's services run from.
 import contextlib
 import dataclasses
 from pathlib import Path
-import re
 import time
 import tomllib
 
@@ -27,6 +26,7 @@ from series import each
 from series import envs
 from series import process
 from series import queue
+from series import selection
 from series import suites
 
 KILLED, SURVIVED, ERROR = 'killed', 'survived', 'error'
@@ -69,8 +69,10 @@ def load(path=None):
 
 
 def filters(tests):
-    """stestr filters that select exactly these test ids or prefixes."""
-    return [re.escape(test) + r'\b' for test in tests]
+    """stestr filters that select exactly these tests, classes or modules
+    (as the derived selection's).
+    """
+    return selection.regex_for_modules(tests)
 
 
 def test_path(project, test):
