@@ -278,7 +278,12 @@ def changed_tests(tree, path):
     for name, changed in methods.items():
         for cls in derived({name}) - whole:
             tests.update(f'{cls}.{method}' for method in changed)
-    return sorted(tests)
+    # A mixin (a class of no base but object) holds no test of its own:
+    # the classes deriving from it run its tests.
+    mixins = {node.name for node in classes
+              if names_of(node.bases) <= {'object'}}
+    return sorted(test for test in tests
+                  if test.split('.')[0] not in mixins)
 
 
 def filter_for(tree, arg):

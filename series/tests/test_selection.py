@@ -196,6 +196,17 @@ class ChangedTestsTest(base.SeriesTestCase):
         self.assertEqual(['A', 'B'], self.changed(
             MODULE.replace('self.x = 1', 'self.x = 2')))
 
+    def test_a_mixin_runs_through_the_classes_deriving_from_it(self):
+        module = MODULE + ('\n\nclass _M(object):\n\n'
+                           '    def test_m(self):\n        pass\n\n\n'
+                           'class M(_M, unittest.TestCase):\n    pass\n')
+        (self.tree / 'test_x.py').write_text(module)
+        self.commit('mixin')
+        self.git('tag', '-f', 'base')
+        self.assertEqual(['M.test_m'], self.changed(
+            module.replace('    def test_m(self):\n        pass',
+                           '    def test_m(self):\n        return')))
+
     def test_a_new_class_without_its_blank_lines(self):
         self.assertEqual(['D'], self.changed(
             MODULE + '\n\n# D runs C again.\nclass D(unittest.TestCase):\n'
