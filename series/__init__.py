@@ -46,9 +46,10 @@ test patches one attribute in one place and every module sees it.
              network (the compute hosts' namespaces and the servers'
              network, macvtap_agent), client and api (REST), releases
              (pristine or series), deploy (up, down, status), views and
-             rbd_probe (libvirt XML, QMP, RBD), scenario, faults,
-             upgrade, tempest, sdk_functional (openstacksdk's functional
-             tests), cli
+             rbd_probe (libvirt XML, QMP, RBD), ledger (what the
+             scenario made against what the cloud holds), scenario,
+             faults, upgrade, tempest, sdk_functional (openstacksdk's
+             functional tests), cli
   ci         everything CI runs, including a standalone clone
   cli        the command line: build_parser() and one function per verb
 

@@ -38,9 +38,11 @@ class Cloud:
     def volume_path(self, suffix=''):
         return f'/{self.member.project_id}/volumes{suffix}'
 
-    def volume(self, volume_id):
-        return self.member.get('cinder-api', self.volume_path(
-            f'/{volume_id}'))['volume']
+    def volume(self, volume_id, admin=False):
+        """The volume; as the admin, with its attachments' hosts."""
+        session = self.admin if admin else self.member
+        return session.get('cinder-api', f'/{session.project_id}/volumes/'
+                           f'{volume_id}')['volume']
 
     def create_volume(self, name, multiattach=True, image=None):
         body = {'name': f'{PREFIX}-{name}', 'size': 1,

@@ -1,12 +1,17 @@
 """Faults on the running cloud, each in the middle of an operation on a
-read-only attachment: what was left, and what cleaned it (Nova and
-Cinder on their own, or a documented command). Each ends with every
-server ACTIVE or in ERROR with a fault, no Cinder attachment without a
-server and its BDM (nor a BDM without its attachment), no volume stuck
-in a transitional status, and no read-only attachment writable.
+read-only attachment, each confirmed to have happened (the killed
+process gone, no RabbitMQ connection of before its restart left): what
+the fault left once Nova and Cinder had settled on their own, before any
+cleaning, then each documented command that cleaned it and why. Each
+ends with every server ACTIVE or in ERROR with a fault, no Cinder
+attachment without a server and its BDM (nor a BDM without its
+attachment), no volume or attachment stuck (error states included), and
+every server that runs a guest checked down to its disks (a read-only
+attachment still read-only); a server in ERROR is reported as such.
 """
 
 import datetime
+import os
 import signal
 import subprocess
 import time
@@ -155,7 +160,7 @@ def clean(cloud, server_ids, volume_ids):
     volume_attachment refresh` on the stopped server, which is then
     started; a Cinder attachment with no server or BDM behind it (among
     them the one a refresh replaced) is deleted (`cinder
-    attachment-delete`). The commands run, as text.
+    attachment-delete`). The commands run, each {'command', 'why'}.
     """
     bdms, records = attachments(cloud, server_ids, volume_ids)
     done = []
@@ -163,7 +168,12 @@ def clean(cloud, server_ids, volume_ids):
         record = records.get(attachment_id)
         if server_id in server_ids and volume_id in volume_ids and (
                 record is None or record['status'] in STUCK):
-            done += refresh(cloud, server_id, volume_id)
+            why = (f'the BDM of {volume_id} on {server_id} names attachment '
+                   f'{attachment_id}, which Cinder '
+                   + ('does not have' if record is None
+                      else f'holds {record["status"]}'))
+            done += [{'command': command, 'why': why} for command
+                     in refresh(cloud, server_id, volume_id)]
     if done:
         bdms, records = attachments(cloud, server_ids, volume_ids)
     for record in records.values():
@@ -172,7 +182,11 @@ def clean(cloud, server_ids, volume_ids):
                              f'/{cloud.admin.project_id}/attachments/'
                              f'{record["id"]}', microversion='3.54',
                              expect=200)
-            done.append(f'cinder attachment-delete {record["id"]}')
+            done.append({
+                'command': f'cinder attachment-delete {record["id"]}',
+                'why': f'{record["status"]} attachment of '
+                       f'{record["volume_id"]} that no BDM of server '
+                       f'{record["instance"]} names'})
     return done
 
 
@@ -221,43 +235,124 @@ def refresh(cloud, server_id, volume_id):
             'CONNECTOR_FILE', f'openstack server start {server_id}']
 
 
-def settle_or_clean(cloud, server_ids, volume_ids, rounds=3):
-    """settle(); while something is left, clean() and settle() again.
-    The state, and the commands cleaning took.
+class Aftermath:
+    """What a fault left once Nova and Cinder had settled on their own
+    (`left_before_cleaning`, with its problems), and each command that
+    cleaned it and why (`cleaned_by`).
     """
-    facts, problems = settle(cloud, server_ids, volume_ids)
-    cleaned = []
-    for _ in range(rounds):
-        if not problems:
-            break
-        say(f'left: {"; ".join(problems)}')
-        done = clean(cloud, server_ids, volume_ids)
-        say(f'cleaned with: {"; ".join(done) or "nothing to run"}')
-        cleaned += done
-        facts, problems = settle(cloud, server_ids, volume_ids,
-                                 timeout=20)
-    return facts, cleaned
+
+    def __init__(self, cloud, server_ids, volume_ids, rounds=3):
+        facts, problems = settle(cloud, server_ids, volume_ids)
+        self.left_before_cleaning = {'state': facts, 'problems': problems}
+        self.cleaned_by = []
+        for _ in range(rounds):
+            if not problems:
+                break
+            say(f'left: {"; ".join(problems)}')
+            done = clean(cloud, server_ids, volume_ids)
+            say('cleaned with: ' + ('; '.join(
+                entry['command'] for entry in done) or 'nothing to run'))
+            self.cleaned_by += done
+            facts, problems = settle(cloud, server_ids, volume_ids,
+                                     timeout=20)
+        self.facts = facts
+
+    def commands(self):
+        return [entry['command'] for entry in self.cleaned_by]
+
+    def guest_restart(self):
+        """'restarted' if cleaning stopped and started a server (a
+        refresh), else 'kept' (views()' guest_restart).
+        """
+        return ('restarted' if any(command.startswith('openstack server stop')
+                                   for command in self.commands())
+                else 'kept')
+
+    def healed(self):
+        """How the cloud came back, in words."""
+        if not self.left_before_cleaning['problems']:
+            return 'nothing left once Nova and Cinder had settled'
+        return (f'{len(self.left_before_cleaning["problems"])} problems '
+                f'left, cleaned with {"; ".join(self.commands())}'
+                if self.cleaned_by else 'problems left, nothing to run')
 
 
 def record(scenario, name, injected, server_ids, volume_ids, started,
-           cleaned=()):
+           aftermath, guests):
+    """The fault's entry in the report; fails if anything is left."""
     facts, problems = state(scenario.cloud, server_ids, volume_ids)
     entry = {'fault': name, 'injected': injected,
              'seconds': round(time.monotonic() - started, 1),
-             'left': facts, 'problems': problems,
-             'cleaned_by': list(cleaned)}
+             'left_before_cleaning': aftermath.left_before_cleaning,
+             'cleaned_by': aftermath.cleaned_by,
+             'left': facts, 'problems': problems, 'guests': guests}
     scenario.report['faults'].append(entry)
     check(not problems, '; '.join(problems))
     return entry
 
 
-def read_only_views(scenario, server_ids):
-    """The scenario's checks of every attachment of the ACTIVE servers."""
-    active = [server_id for server_id in server_ids
-              if scenario.cloud.server(server_id)['status'] == 'ACTIVE']
-    if active:
-        scenario.views(active)
-    return active
+def guest_views(scenario, server_ids, guest_restart=None):
+    """The scenario's checks of every attachment of each server that runs
+    a guest, whatever its status. {'checked': [...], 'no guest': {server:
+    status}}; views() fails the step if a checked disk is wrong.
+    """
+    cloud = scenario.cloud
+    running, without = [], {}
+    for server_id in server_ids:
+        server = cloud.server(server_id)
+        host = server['OS-EXT-SRV-ATTR:host']
+        domain = server['OS-EXT-SRV-ATTR:instance_name']
+        state = (hosts.virsh(hosts.by_name(host), 'domstate', domain,
+                             check=False).stdout.strip()
+                 if host and domain else '')
+        if state == 'running':
+            running.append(server_id)
+        else:
+            without[server_id] = f'{server["status"]}, domain ' + (
+                state or 'none')
+    if running:
+        scenario.views(running, guest_restart)
+    return {'checked': running, 'no guest': without}
+
+
+def guests_text(guests):
+    """What guest_views() checked, in words (never more than it did)."""
+    checked = len(guests['checked'])
+    text = (f'{checked} guests checked, their ro disks read-only'
+            if checked else 'no guest to check')
+    if guests['no guest']:
+        text += '; without a guest: ' + ', '.join(
+            f'{server} {status}'
+            for server, status in sorted(guests['no guest'].items()))
+    return text
+
+
+def kill(service):
+    """SIGKILL the service; its PID, once /proc shows that process gone."""
+    pid = service.pid()
+    check(pid is not None, f'{service.name} is not running')
+    os.kill(pid, signal.SIGKILL)
+    api.wait(f'{service.name} (PID {pid}) gone after SIGKILL',
+             lambda: services.start_time(pid) is None, 10, interval=0.05)
+    return pid
+
+
+def rabbitmq_connections():
+    """The Erlang PIDs of RabbitMQ's client connections."""
+    return set(deploy.rabbitmqctl('list_connections', 'pid').stdout.split())
+
+
+def restart_confirmed(before, after):
+    """Problems unless RabbitMQ had connections before its restart and
+    none of them is among those after it (every client reconnected).
+    """
+    if not before:
+        return ['RabbitMQ had no connection before its restart']
+    kept = before & after
+    if kept:
+        return [f'{len(kept)} of RabbitMQ\'s connections outlived its '
+                'restart']
+    return []
 
 
 # (a)
@@ -270,23 +365,28 @@ def cinder_volume_killed(scenario):
             'destination_type': 'volume', 'attach_mode': 'ro'}]
     started = time.monotonic()
     reply = cloud.create_servers('fault-a', bdm, count=4)
-    pid = volume_service.signal(signal.SIGKILL)
+    pid = kill(volume_service)
     injected = (f'cinder-volume (PID {pid}) killed with SIGKILL right after '
                 'the 202 of a multi-create of 4 from one ro multiattach '
-                'volume; started again 10 s later')
+                'volume (the PID then gone); started again 10 s later')
     say(injected)
     server_ids = cloud.reserved(reply)
     time.sleep(10)
     services.start(volume_service, timeout=180, admin=cloud.admin)
-    _, cleaned = settle_or_clean(cloud, server_ids, [root])
+    aftermath = Aftermath(cloud, server_ids, [root])
     for server_id in server_ids:
-        scenario.expect(server_id, root, 'ro', region)
-    active = read_only_views(scenario, server_ids)
+        if cloud.server(server_id)['status'] == 'ACTIVE':
+            scenario.placed(server_id)
+            scenario.expect(server_id, root, 'ro', region)
+    guests = guest_views(scenario, server_ids)
     entry = record(scenario, 'cinder-volume killed during a multi-create',
-                   injected, server_ids, [root], started, cleaned)
+                   injected, server_ids, [root], started, aftermath, guests)
     remove(scenario, server_ids, [root])
-    return (f'{len(active)} of 4 ACTIVE, '
-            f'{4 - len(active)} in ERROR with a fault; nothing left '
+    statuses = [entry['left']['servers'][server_id]['status']
+                for server_id in server_ids]
+    return (f'{statuses.count("ACTIVE")} of 4 ACTIVE, '
+            f'{statuses.count("ERROR")} in ERROR with a fault; '
+            f'{aftermath.healed()}; {guests_text(guests)} '
             f'({entry["seconds"]}s)')
 
 
@@ -308,26 +408,26 @@ def nova_compute_killed(scenario):
     api.wait('the attach reaching nova-compute', lambda: 'compute_' in (
         latest_action(cloud, server_id)[0] or ''), 60, interval=0.05)
     action, unfinished = latest_action(cloud, server_id)
-    pid = compute.signal(signal.SIGKILL)
+    pid = kill(compute)
     injected = (f'nova-compute of {host.name} (PID {pid}) killed with '
                 f'SIGKILL during an ro attach accepted with 202 (instance '
-                f'action then: {action}; unfinished: {unfinished or "none"});'
-                ' started again 5 s later')
+                f'action then: {action}; unfinished: {unfinished or "none"};'
+                ' the PID then gone); started again 5 s later')
     say(injected)
     time.sleep(5)
     services.start(compute, timeout=180, admin=cloud.admin)
-    facts, cleaned = settle_or_clean(cloud, [server_id], [volume])
-    if facts['volumes'][volume]['attachments']:
+    aftermath = Aftermath(cloud, [server_id], [volume])
+    if aftermath.facts['volumes'][volume]['attachments']:
         scenario.expect(server_id, volume, 'ro', region)
-        outcome = ('attached ro' if cleaned else
-                   'attached ro once nova-compute was back')
+        outcome = 'attached ro'
     else:
-        outcome = 'not attached, nothing left'
-    read_only_views(scenario, [server_id])
+        outcome = 'not attached'
+    guests = guest_views(scenario, [server_id], aftermath.guest_restart())
     record(scenario, 'nova-compute killed during an ro attach accepted with '
-           '202', injected, [server_id], [volume], started, cleaned)
-    return (f'{outcome}' + (f' after {"; ".join(cleaned)}' if cleaned
-                            else '') + f'; {host.name} up again')
+           '202', injected, [server_id], [volume], started, aftermath,
+           guests)
+    return (f'{outcome}; {aftermath.healed()}; {guests_text(guests)}; '
+            f'{host.name} up again')
 
 
 # (c)
@@ -342,6 +442,7 @@ def rabbitmq_restarted(scenario):
           'RabbitMQ was restarted')
     wait_lifecycle_handled(hosts.by_name(destination), server_id,
                            logs[destination])
+    connections = rabbitmq_connections()
     restart_rabbitmq()
     restarted = datetime.datetime.now(datetime.timezone.utc)
     injected = (f'RabbitMQ restarted (rabbitmqctl stop_app; start_app) '
@@ -350,16 +451,26 @@ def rabbitmq_restarted(scenario):
                 f'{HELD_MIB_PER_SECOND} MiB/s until every service was back')
     say(injected)
     wait_services_up(cloud, since=restarted)
+    reconnected = rabbitmq_connections()
+    problems = restart_confirmed(connections, reconnected)
+    check(not problems, '; '.join(problems))
+    injected += (f' (none of its {len(connections)} connections of before '
+                 f'left, {len(reconnected)} new)')
     throttle_migration(hosts.by_name(source), domain, UNTHROTTLED)
     volumes = scenario_volumes(scenario, server_id)
-    _, cleaned = settle_or_clean(cloud, [server_id], volumes)
-    read_only_views(scenario, [server_id])
+    aftermath = Aftermath(cloud, [server_id], volumes)
+    migration = migration_status(cloud, server_id)
+    # Where the server must be: a live migration completes or rolls back.
+    scenario.placed(server_id, destination if migration == 'completed'
+                    else source)
+    guests = guest_views(scenario, [server_id], aftermath.guest_restart())
     entry = record(scenario, 'RabbitMQ restarted during a live migration',
-                   injected, [server_id], volumes, started, cleaned)
+                   injected, [server_id], volumes, started, aftermath,
+                   guests)
     host = entry['left']['servers'][server_id]['host']
     return (f'server {entry["left"]["servers"][server_id]["status"]} on '
-            f'{host} (migration {migration_status(cloud, server_id)}), every '
-            'service back, its ro disks still read-only')
+            f'{host} (migration {migration}), every service back; '
+            f'{aftermath.healed()}; {guests_text(guests)}')
 
 
 # Nova 34.0.0 in native threading mode handles libvirt's lifecycle events
@@ -510,8 +621,10 @@ def remove(scenario, server_ids, volume_ids):
     cloud = scenario.cloud
     for server_id in server_ids:
         cloud.delete_server(server_id)
-        for key in [key for key in scenario.expected if key[0] == server_id]:
+        for key in [key for key in scenario.ledger.modes
+                    if key[0] == server_id]:
             scenario.forget(*key)
+        scenario.ledger.remove(server_id)
     cloud.wait_deleted(server_ids)
     for volume_id in volume_ids:
         cloud.wait_volume(volume_id, ('available',))

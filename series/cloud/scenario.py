@@ -21,6 +21,7 @@ from series.cloud import deploy
 from series.cloud import faults
 from series.cloud import hosts
 from series.cloud import layout
+from series.cloud import ledger
 from series.cloud import releases
 from series.cloud import sdk_functional
 from series.cloud import services
@@ -60,7 +61,38 @@ def expected_problems(row, read_only):
     return wrong
 
 
+def boot_problems(before, after, guest_restart):
+    """What the guest's boot id says against `guest_restart` ('restarted':
+    the step restarted the guest; 'kept': it must not have; None: no
+    claim). `before` is the boot id the last check saw, if any.
+    """
+    if guest_restart is None or before is None:
+        return []
+    if guest_restart == 'restarted' and after == before:
+        return [f'the guest kept its boot {after}: it did not restart']
+    if guest_restart == 'kept' and after != before:
+        return [f'the guest restarted (boot {before} -> {after})']
+    return []
+
+
+def image_problems(name, volume_id, changed, written_by):
+    """What step 12 finds wrong with a volume's whole RBD image:
+    `written_by` is 'rw' (a guest wrote it: it must have changed), 'copy'
+    (a migration copied it: it may have) or None (nothing may have).
+    """
+    if written_by is None and changed:
+        return [f'{name} ({volume_id}) changed although never attached rw']
+    if written_by == 'rw' and not changed:
+        return [f'{name} ({volume_id}) unchanged although a guest had it '
+                'rw']
+    return []
+
+
 class Scenario:
+
+    # Whether each step ends with the ledger compared with what Nova,
+    # Cinder and libvirt hold (ledger.compare()).
+    RECONCILED = True
 
     def __init__(self, cloud=None):
         self.cloud = cloud or Cloud()
@@ -72,27 +104,33 @@ class Scenario:
             'faults': [], 'tempest': None, 'openstacksdk': None}
         self.servers = []
         self.volumes = {}
-        # (server, volume) -> True when the disk must be read-only.
-        self.expected = {}
-        # (server, volume) -> the mode asked for, which the API shows.
-        self.requested = {}
+        self.ledger = ledger.Ledger()
+        # server -> the guest's boot id at its last check.
+        self.boots = {}
         # (server, volume) -> the server's slot in the volume's RBD image
         # before the attachment began.
         self.baseline = {}
-        # volume -> (digest of its RBD image when made, whether anything
-        # may have written it since: a rw attachment, a migration's copy).
+        # volume -> [digest of its RBD image when made, what may have
+        # written it since: 'rw' (a guest), 'copy' (a migration) or None].
         self.written = {}
         self.current_step = None
 
     # Bookkeeping
 
-    def step(self, number, title, function):
+    def step(self, number, title, function, reconcile=True):
+        """Run a step; unless `reconcile` is false (a step whose servers
+        are not the scenario's), it passes only if the ledger then agrees
+        with what the cloud holds.
+        """
         say(f'step {number}: {title}')
         self.current_step = number
         before = self.placements()
         started = time.monotonic()
+        entry = {'step': number, 'title': title}
         try:
             detail = function() or ''
+            if reconcile and self.RECONCILED:
+                self.reconcile(entry)
             passed = True
         except (Failed, config.SeriesError, subprocess.CalledProcessError,
                 StopIteration) as error:
@@ -100,14 +138,31 @@ class Scenario:
             passed = False
         seconds = round(time.monotonic() - started, 1)
         after = self.placements()
-        self.report['steps'].append({
-            'step': number, 'title': title, 'passed': passed,
-            'detail': detail, 'seconds': seconds,
+        entry.update({
+            'passed': passed, 'detail': detail, 'seconds': seconds,
             'hosts': {server: [before.get(server), after.get(server)]
                       for server in sorted(set(before) | set(after))}})
+        self.report['steps'].append(entry)
         say(f'step {number}: {"passed" if passed else "FAILED"} '
             f'({seconds}s) {detail}')
         return passed
+
+    def reconcile(self, entry):
+        """Compare the ledger with what Nova, Cinder and libvirt hold;
+        both go into the step's `entry`; fail on any difference.
+        """
+        entry['expected'] = self.ledger.expected()
+        entry['seen'] = ledger.observe(self.cloud, list(self.ledger.hosts),
+                                       list(self.volumes.values()))
+        problems = ledger.compare(entry['expected'], entry['seen'])
+        check(not problems, 'the ledger: ' + '; '.join(problems))
+
+    def placed(self, server_id, host_name=None):
+        """The server is on `host_name` (the host the step put it on),
+        or, without one, where the scheduler put it.
+        """
+        self.ledger.place(server_id,
+                          host_name or self.cloud.host_of(server_id))
 
     def placements(self):
         """{server id: host} of the scenario's servers."""
@@ -119,7 +174,7 @@ class Scenario:
         volume = self.cloud.create_volume(name, multiattach, image)
         self.volumes[name] = volume['id']
         [digest] = views.digests([self.cloud.rbd_image(volume['id'])])
-        self.written[volume['id']] = [digest, False]
+        self.written[volume['id']] = [digest, None]
         self.report['volumes'][volume['id']] = {'name': name,
                                                 'digest_made': digest}
         return volume['id']
@@ -129,12 +184,11 @@ class Scenario:
         if another); `region`, the volume's slot region read before it
         began, says what the server's slot held.
         """
-        self.expected[server_id, volume_id] = mode == 'ro'
-        self.requested[server_id, volume_id] = requested or mode
+        self.ledger.attach(server_id, volume_id, mode, requested or mode)
         self.baseline[server_id, volume_id] = views.slot_in_region(
             region, server_id, SIZE_GIB)
         if mode == 'rw':
-            self.written[volume_id][1] = True
+            self.written[volume_id][1] = 'rw'
 
     def attach(self, server_id, volume_id, mode):
         region = self.slot_region(volume_id)
@@ -149,20 +203,27 @@ class Scenario:
         self.forget(server_id, volume_id)
 
     def forget(self, server_id, volume_id):
-        for table in (self.expected, self.requested, self.baseline):
-            del table[server_id, volume_id]
+        self.ledger.detach(server_id, volume_id)
+        del self.baseline[server_id, volume_id]
 
     # The checks
 
-    def views(self, server_ids=None):
+    def views(self, server_ids=None, guest_restart=None):
         """Observe every attachment of the servers; fail unless all agree
-        with the mode asked for.
+        with the mode asked for, and each guest's boot id with
+        `guest_restart` (boot_problems()).
         """
         server_ids = server_ids or self.servers
         reports = self.fresh_reports(server_ids)
         problems = []
         for server_id in server_ids:
             problems += self.record_server(server_id, reports[server_id])
+            # guest.latest(): the reports of the guest's latest boot.
+            boot = next(iter(reports[server_id].values())).boot
+            problems += [f'{server_id}: {problem}' for problem in
+                         boot_problems(self.boots.get(server_id), boot,
+                                       guest_restart)]
+            self.boots[server_id] = boot
         check(not problems, '; '.join(problems))
         hosts_seen = sorted({self.report['servers'][server]['host']
                              for server in server_ids})
@@ -242,15 +303,17 @@ class Scenario:
                    'rbd_by_guest': slot.startswith(guest.marker(server_id)),
                    'guest_round': f'{report.boot}/{report.seq}'}
             self.report['attachments'].append(row)
-            expected = self.expected.get((server_id, volume_id))
-            if expected is None:
+            mode = self.ledger.mode(server_id, volume_id)
+            if mode is None:
                 continue
+            expected = mode == 'ro'
             wrong = expected_problems(row, expected)
             if report.sector != guest.slot_sector(server_id,
                                                   SIZE_GIB << 30):
                 wrong.append(f'the guest wrote sector {report.sector}, not '
                              "its instance's slot")
-            if row['api_mode'] != self.requested[server_id, volume_id]:
+            if row['api_mode'] != self.ledger.requested[server_id,
+                                                        volume_id]:
                 wrong.append(f'api_mode={row["api_mode"]}')
             if wrong:
                 problems.append(
@@ -274,6 +337,7 @@ class Scenario:
               f'{len(self.servers)} servers of {MULTI_CREATE} created')
         for server_id in self.servers:
             self.cloud.wait_server(server_id)
+            self.placed(server_id)
             self.expect(server_id, root, 'ro', region)
         attachments = self.cloud.volume(root)['attachments']
         check(sorted(a['server_id'] for a in attachments) == self.servers,
@@ -319,7 +383,7 @@ class Scenario:
             self.cloud.attach(server_id, volume_id, mode)
             self.expect(server_id, volume_id, effective, region,
                         requested=mode or 'rw')
-        self.views([server_id])
+        self.views([server_id], guest_restart='kept')
         return ('readonly flag False, no mode: writable; flag True, '
                 'attached rw: read-only, down to the RBD image')
 
@@ -328,14 +392,15 @@ class Scenario:
         server_id = self.servers[1]
         self.cloud.action(server_id, {'reboot': {'type': 'HARD'}})
         self.cloud.wait_server(server_id)
-        return 'hard reboot: ' + self.views([server_id])
+        return 'hard reboot: ' + self.views([server_id],
+                                            guest_restart='restarted')
 
     # 5
     def live_migration(self):
         server_id = self.servers[1]
         writable = self.new_volume('live-rw', multiattach=False)
         self.attach(server_id, writable, 'rw')
-        self.views([server_id])
+        self.views([server_id], guest_restart='kept')
         path = [self.cloud.host_of(server_id)]
         for _ in range(2):
             destination = self.other_host(server_id)
@@ -343,10 +408,12 @@ class Scenario:
                 'host': destination, 'block_migration': 'auto'}},
                 admin=True)
             self.cloud.wait_server(server_id, host=destination)
-            self.views([server_id])
+            self.placed(server_id, destination)
+            self.views([server_id], guest_restart='kept')
             path.append(destination)
         return (f'ro root, ro data and rw volume live-migrated '
-                f'{" -> ".join(path)}, checked on each host')
+                f'{" -> ".join(path)}, checked on each host, the guest '
+                'running throughout (same boot id)')
 
     # 6
     def cold_migration(self):
@@ -359,26 +426,27 @@ class Scenario:
                                host=destination)
         self.cloud.action(server_id, {'confirmResize': None}, expect=204)
         self.cloud.wait_server(server_id, host=destination)
-        self.views([server_id])
+        self.placed(server_id, destination)
+        self.views([server_id], guest_restart='restarted')
         self.cloud.action(server_id, {'resize': {
             'flavorRef': self.cloud.flavor('mae.tiny')}})
         self.cloud.wait_server(server_id, ('VERIFY_RESIZE',), host=source)
-        self.views([server_id])
+        self.views([server_id], guest_restart='restarted')
         self.cloud.action(server_id, {'revertResize': None})
         server = self.cloud.wait_server(server_id, host=destination)
         check(server['flavor']['original_name'] == 'mae.small',
               f'flavor after the revert: {server["flavor"]}')
-        self.views([server_id])
+        self.views([server_id], guest_restart='restarted')
         return (f'resized {source} -> {destination} and confirmed; resized '
                 f'back to {source}, checked there, reverted to '
-                f'{destination}')
+                f'{destination}; a new guest boot each time')
 
     # 7
     def swap(self):
         server_id = self.servers[3]
         volume_id = self.new_volume('swapped', multiattach=False)
         self.attach(server_id, volume_id, 'ro')
-        self.views([server_id])
+        self.views([server_id], guest_restart='kept')
         before = views.pool_of(self.cloud.rbd_image(volume_id))
         # Paused while QEMU copies the disk: QEMU 7.2 aborts on a guest
         # write to a read-only disk during a block mirror (the guest's
@@ -390,7 +458,7 @@ class Scenario:
         self.cloud.wait_server(server_id)
         # The copy writes the new image; the guest's slot in it must
         # still be what the guest found (it never wrote it).
-        self.written[volume_id][1] = True
+        self.written[volume_id][1] = self.written[volume_id][1] or 'copy'
         after = views.pool_of(self.cloud.rbd_image(volume_id))
         check(after != before, f'the volume is still in the pool {before}')
         mode = self.cloud.attached(server_id, volume_id)['attach_mode']
@@ -401,7 +469,8 @@ class Scenario:
               f"Cinder's attachments after the swap: {records}")
         return (f'ro volume of a paused server retyped, moved by Cinder '
                 f'from pool {before} to {after} through Nova\'s swap volume; '
-                'Nova and Cinder show ro; ' + self.views([server_id]))
+                'Nova and Cinder show ro; ' + self.views(
+                    [server_id], guest_restart='kept'))
 
     # 8
     def reattach(self):
@@ -410,7 +479,8 @@ class Scenario:
         for server_id, volume_id, mode in changes:
             self.detach(server_id, volume_id)
             self.attach(server_id, volume_id, mode)
-        self.views([server_id for server_id, _, _ in changes])
+        self.views([server_id for server_id, _, _ in changes],
+                   guest_restart='kept')
         return ('detached and re-attached in the other mode: rw -> ro and '
                 'ro -> rw, checked')
 
@@ -424,8 +494,10 @@ class Scenario:
         self.cloud.action(server_id, {'unshelve': {'host': destination}},
                           admin=True)
         self.cloud.wait_server(server_id, host=destination)
+        self.placed(server_id, destination)
         return (f'shelve-offloaded from {source}, unshelved onto '
-                f'{destination}: ' + self.views([server_id]))
+                f'{destination}: ' + self.views([server_id],
+                                                guest_restart='restarted'))
 
     # 10
     def evacuate(self):
@@ -450,7 +522,8 @@ class Scenario:
             self.cloud.action(server_id, {'os-start': None})
         for server_id in evacuated:
             self.cloud.wait_server(server_id, host=target)
-        detail = self.views(evacuated)
+            self.placed(server_id, target)
+        detail = self.views(evacuated, guest_restart='restarted')
         # The host is back: its nova-compute starts and removes what it
         # had of the evacuated servers (their migrations go from done to
         # completed); then the operator lifts the forced down.
@@ -539,20 +612,20 @@ class Scenario:
         volume_ids = list(self.written)
         digests = dict(zip(volume_ids, views.digests(
             [self.cloud.rbd_image(volume_id) for volume_id in volume_ids])))
-        problems, unchanged, written = [], [], []
-        for volume_id, (made, may_write) in self.written.items():
+        problems, names = [], {None: [], 'rw': [], 'copy': []}
+        for volume_id, (made, written_by) in self.written.items():
             entry = self.report['volumes'][volume_id]
             entry.update(digest_end=digests[volume_id],
-                         written_by_design=may_write,
+                         written_by=written_by,
                          changed=digests[volume_id] != made)
-            (written if may_write else unchanged).append(entry['name'])
-            if not may_write and entry['changed']:
-                problems.append(f'{entry["name"]} ({volume_id}) changed '
-                                'although never attached rw')
+            names[written_by].append(entry['name'])
+            problems += image_problems(entry['name'], volume_id,
+                                       entry['changed'], written_by)
         check(not problems, '; '.join(problems))
         return (f'never attached rw, RBD image unchanged: '
-                f'{", ".join(unchanged)}; written by design (rw or a '
-                f'migration\'s copy): {", ".join(written)}')
+                f'{", ".join(names[None])}; attached rw, changed: '
+                f'{", ".join(names["rw"])}; copied by a migration only: '
+                f'{", ".join(names["copy"]) or "none"}')
 
     # 13
     def read_only_prefilter(self):
@@ -712,12 +785,13 @@ class Scenario:
         for number, (title, function) in enumerate(
                 faults.FAULTS, len(steps) + 1):
             self.step(number, title, lambda: function(self))
+        # Their servers are theirs, deleted by their own clean-ups.
         self.step(len(steps) + len(faults.FAULTS) + 1, 'upstream tempest: '
                   "the series' tests and the multiattach tests",
-                  self.tempest)
+                  self.tempest, reconcile=False)
         self.step(len(steps) + len(faults.FAULTS) + 2, 'upstream '
                   "openstacksdk: functional tests of volume attachments",
-                  self.sdk_functional)
+                  self.sdk_functional, reconcile=False)
         return self.report
 
     def tempest(self):

@@ -75,7 +75,50 @@ def columns(database, table):
     return [row[0] for row in query(database, f'SHOW COLUMNS FROM {table}')]
 
 
+def alembic_head(database='mae_nova'):
+    return query(database, 'SELECT version_num FROM alembic_version')[0][0]
+
+
+def mode_columns():
+    """{database.table: whether it has attach_mode} of the cell
+    databases' block device mapping tables.
+    """
+    return {f'{database}.{table}': 'attach_mode' in columns(database, table)
+            for database in CELL_DATABASES
+            for table in ('block_device_mapping',
+                          'shadow_block_device_mapping')}
+
+
+def series_state():
+    """What says the cloud's databases and computes are on the series."""
+    return {'attach_mode columns': mode_columns(),
+            'alembic': alembic_head(),
+            'compute versions': {host: int(version) for host, version in query(
+                'mae_nova', "SELECT host, version FROM services WHERE "
+                "`binary` = 'nova-compute' AND deleted = 0")}}
+
+
+def series_problems(state, series_head):
+    """What in series_state() says the cloud is not on the series whose
+    alembic head is `series_head`.
+    """
+    problems = [f'{table} has no attach_mode' for table, present
+                in state['attach_mode columns'].items() if not present]
+    if state['alembic'] != series_head:
+        problems.append(f'alembic head {state["alembic"]}, not the '
+                        f"series' {series_head}")
+    wanted = {host.name: 75 for host in hosts.HOSTS}
+    if state['compute versions'] != wanted:
+        problems.append(f'nova-compute service versions '
+                        f'{state["compute versions"]}, not {wanted}')
+    return problems
+
+
 class Upgrade(scenario.Scenario):
+
+    # Its phases check each attachment through views(); the ledger's
+    # comparison with Nova, Cinder and libvirt is the scenario's.
+    RECONCILED = False
 
     def __init__(self):
         super().__init__(Cloud(microversion=OLD))
@@ -168,7 +211,7 @@ class Upgrade(scenario.Scenario):
         region = self.slot_region(volume_id)
         self.cloud.attach(server_id, volume_id)
         self.expect(server_id, volume_id, 'rw', region)
-        self.requested[server_id, volume_id] = None
+        self.ledger.requested[server_id, volume_id] = None
 
     def boot(self, name, host=None):
         """A server booted from a new volume made from the guest image."""
@@ -213,7 +256,7 @@ class Upgrade(scenario.Scenario):
         for server_id, root, region in ((server_a, root_a, region_a),
                                         (server_b, root_b, region_b)):
             self.expect(server_id, root, 'rw', region)
-            self.requested[server_id, root] = None
+            self.ledger.requested[server_id, root] = None
         shared = self.new_volume('shared')
         for server_id in self.servers:
             self.attach_pre_series(server_id, shared)
@@ -235,23 +278,26 @@ class Upgrade(scenario.Scenario):
     def upgrade_control(self):
         rows = int(query('mae_nova', 'SELECT COUNT(*) FROM '
                          'block_device_mapping')[0][0])
+        check(rows > 0, 'block_device_mapping is empty: db sync would move '
+              'no row')
+        head_before = alembic_head()
+        present = [table for table, has in mode_columns().items() if has]
+        check(not present, f'{present} have attach_mode before db sync')
         stopped = [*CONTROL_SERVICES, services.compute(HOST_A).name]
         services.stop_all([services.by_name(name) for name in stopped])
         releases.set_release(releases.CONTROL, releases.SERIES)
         releases.set_release(HOST_A.name, releases.SERIES)
         timings = sync_databases()
-        for database in CELL_DATABASES:
-            for table in ('block_device_mapping',
-                          'shadow_block_device_mapping'):
-                check('attach_mode' in columns(database, table),
-                      f'{database}.{table} has no attach_mode after db sync')
+        missing = [table for table, has in mode_columns().items() if not has]
+        check(not missing, f'{missing} have no attach_mode after db sync')
+        head = alembic_head()
+        check(head != head_before, f'the alembic head stayed {head}')
         modes = query('mae_nova', 'SELECT DISTINCT attach_mode FROM '
                       'block_device_mapping')
         self.report['database']['upgrade'] = {
             'block_device_mapping rows': rows, 'sync seconds': timings,
             'attach_mode of existing rows': [row[0] for row in modes],
-            'alembic': query('mae_nova', 'SELECT version_num FROM '
-                             'alembic_version')[0][0]}
+            'alembic before': head_before, 'alembic': head}
         check(modes == [[None]], f'existing rows have attach_mode {modes}')
         self.start(stopped)
         versions = self.compute_versions({HOST_A.name: 75, HOST_B.name: 74})
@@ -265,9 +311,9 @@ class Upgrade(scenario.Scenario):
               f'the disks changed: {self.disks()}')
         # Rows from before the upgrade have no mode; the API shows the
         # default, which is what Nova 34.0.0 attached them as.
-        for key, requested in self.requested.items():
+        for key, requested in self.ledger.requested.items():
             if requested is None:
-                self.requested[key] = 'rw'
+                self.ledger.requested[key] = 'rw'
         detail = self.views()
         return (f'control plane and {HOST_A.name} on the series, '
                 f'{HOST_B.name} on 34.0.0 (service versions {versions}); '
@@ -357,8 +403,8 @@ class Upgrade(scenario.Scenario):
         self.cloud.microversion = OLD
         versions = self.compute_versions({HOST_A.name: 74, HOST_B.name: 74})
         self.wait_computes_up()
-        for key in self.requested:
-            self.requested[key] = None
+        for key in self.ledger.requested:
+            self.ledger.requested[key] = None
         for server_id in self.servers:
             server = self.cloud.server(server_id)
             check(server['status'] == 'ACTIVE',
@@ -448,10 +494,12 @@ def start_services(names, admin):
                              for host in started), 240)
 
 
-def back_on_the_series():
+def back_on_the_series(series_head):
     """The whole cloud on the series again, at once (an offline upgrade
     of the rolled-back cloud): Nova's and Cinder's services stopped, every
-    part switched, the databases synced, the services started.
+    part switched, the databases synced, the services started; then
+    series_state() must be that of the series (alembic head
+    `series_head`). series_state().
     """
     stopped = [service.name for service in services.all_services()
                if service.name.startswith(('nova-', 'cinder-'))]
@@ -460,6 +508,10 @@ def back_on_the_series():
         releases.set_release(part, releases.SERIES)
     sync_databases()
     start_services(stopped, deploy.admin_session())
+    state = series_state()
+    problems = series_problems(state, series_head)
+    check(not problems, 'back on the series: ' + '; '.join(problems))
+    return state
 
 
 def run():
@@ -479,7 +531,8 @@ def run():
         say('every phase passed: the whole cloud back on the series')
         switched = time.monotonic()
         try:
-            back_on_the_series()
+            report['series state'] = back_on_the_series(
+                report['database']['upgrade']['alembic'])
             report['series again'] = 'ok'
         except Exception as error:  # reported, as a phase's failure is
             report['series again'] = f'{type(error).__name__}: {error}'

@@ -21,6 +21,7 @@ import unittest
 from unittest import mock
 
 from series.cloud import api
+from series.cloud import client
 from series.cloud import configs
 from series.cloud import deploy
 from series.cloud import hosts
@@ -543,8 +544,11 @@ class ReleasesTest(RootTestCase):
                 mock.patch.object(upgrade, 'sync_databases',
                                   lambda: seen.append(releases.current())), \
                 mock.patch.object(upgrade, 'start_services') as start, \
-                mock.patch.object(upgrade.deploy, 'admin_session'):
-            upgrade.back_on_the_series()
+                mock.patch.object(upgrade.deploy, 'admin_session'), \
+                mock.patch.object(upgrade, 'series_state',
+                                  return_value=SERIES_STATE):
+            self.assertEqual(SERIES_STATE,
+                             upgrade.back_on_the_series('head'))
         nova_and_cinder = ['cinder-api', 'nova-api', 'cinder-scheduler',
                            'cinder-volume', 'nova-conductor',
                            'nova-scheduler', 'nova-compute-a',
@@ -555,6 +559,22 @@ class ReleasesTest(RootTestCase):
                            'mae-compute-b': 'series'}], seen)
         # Started in the cloud's order: the conductor before the computes.
         self.assertEqual(nova_and_cinder, start.call_args.args[0])
+
+    def test_back_on_the_series_fails_on_a_state_not_of_the_series(self):
+        with mock.patch.object(upgrade.services, 'stop_all'), \
+                mock.patch.object(upgrade, 'sync_databases'), \
+                mock.patch.object(upgrade, 'start_services'), \
+                mock.patch.object(upgrade.deploy, 'admin_session'), \
+                mock.patch.object(upgrade, 'series_state', return_value=dict(
+                    SERIES_STATE, alembic='ab450ba04102')), \
+                self.assertRaisesRegex(client.Failed, 'alembic head'):
+            upgrade.back_on_the_series('head')
+
+
+SERIES_STATE = {
+    'attach_mode columns': {'mae_nova.block_device_mapping': True},
+    'alembic': 'head',
+    'compute versions': {'mae-compute-a': 75, 'mae-compute-b': 75}}
 
 
 PROJECTS_TOML = """\

@@ -1,13 +1,17 @@
 """Tests of series.cloud.faults that need no cloud: how the RabbitMQ
 fault holds a live migration in its memory copy, and when it restarts
-RabbitMQ and lets the migration go; what the operator's clean-up runs.
+RabbitMQ and lets the migration go; what the operator's clean-up runs
+and why; that what a fault left is recorded before cleaning; which
+guests are checked; that a fault is confirmed to have happened.
 """
 
 import datetime
 import subprocess
+import threading
 import unittest
 from unittest import mock
 
+from series.cloud import client
 from series.cloud import faults
 from series.cloud import hosts
 from series.cloud import services
@@ -141,7 +145,10 @@ class CleanTest(unittest.TestCase):
     def clean(self, cloud):
         with mock.patch.object(faults, 'server_bdms', cloud.server_bdms), \
                 mock.patch.object(faults, 'refresh', cloud.refresh):
-            return faults.clean(cloud, ['server'], ['volume'])
+            done = faults.clean(cloud, ['server'], ['volume'])
+        self.assertTrue(all(entry['why'] for entry in done))
+        self.why = [entry['why'] for entry in done]
+        return [entry['command'] for entry in done]
 
     def test_the_attachment_a_refresh_replaced_is_deleted_at_once(self):
         cloud = AttachmentsCloud(
@@ -152,6 +159,7 @@ class CleanTest(unittest.TestCase):
                           'cinder attachment-delete stuck'],
                          self.clean(cloud))
         self.assertEqual(['new'], [record['id'] for record in cloud.records])
+        self.assertIn('holds attaching', self.why[0])
 
     def test_an_attachment_without_a_bdm_is_deleted(self):
         cloud = AttachmentsCloud(
@@ -163,6 +171,8 @@ class CleanTest(unittest.TestCase):
         self.assertEqual(['cinder attachment-delete orphan'],
                          self.clean(cloud))
         self.assertEqual(['orphan'], cloud.deleted)
+        self.assertEqual(['reserved attachment of volume that no BDM of '
+                          'server gone names'], self.why)
 
 
 class StateTest(unittest.TestCase):
@@ -188,3 +198,116 @@ class StateTest(unittest.TestCase):
 
     def test_attached_and_in_use_is_settled(self):
         self.assertEqual([], self.state('in-use', 'attached'))
+
+
+class AftermathTest(unittest.TestCase):
+    """What a fault left is recorded before cleaning changes it."""
+
+    def aftermath(self, states, commands):
+        states = iter(states)
+        with mock.patch.object(faults, 'settle',
+                               lambda *args, **kwargs: next(states)), \
+                mock.patch.object(faults, 'clean', return_value=[
+                    {'command': command, 'why': 'test'}
+                    for command in commands]):
+            return faults.Aftermath(None, ['server'], ['volume'])
+
+    def test_what_was_left_before_cleaning_is_kept(self):
+        aftermath = self.aftermath(
+            [({'left': 1}, ['stuck attaching']), ({'left': 0}, [])],
+            ['cinder attachment-delete a'])
+        self.assertEqual({'state': {'left': 1},
+                          'problems': ['stuck attaching']},
+                         aftermath.left_before_cleaning)
+        self.assertEqual({'left': 0}, aftermath.facts)
+        self.assertEqual(['cinder attachment-delete a'], aftermath.commands())
+        self.assertIn('cleaned with cinder attachment-delete a',
+                      aftermath.healed())
+
+    def test_only_a_refresh_restarts_the_guest(self):
+        deleted = self.aftermath(
+            [({}, ['orphan']), ({}, [])], ['cinder attachment-delete a'])
+        self.assertEqual('kept', deleted.guest_restart())
+        refreshed = self.aftermath(
+            [({}, ['stuck']), ({}, [])],
+            ['openstack server stop s', 'openstack server start s'])
+        self.assertEqual('restarted', refreshed.guest_restart())
+
+    def test_settled_on_its_own_runs_nothing(self):
+        aftermath = self.aftermath([({'left': 0}, [])], ['never'])
+        self.assertEqual([], aftermath.cleaned_by)
+        self.assertEqual('nothing left once Nova and Cinder had settled',
+                         aftermath.healed())
+
+
+class GuestsTextTest(unittest.TestCase):
+
+    def test_says_what_was_checked(self):
+        self.assertEqual(
+            '2 guests checked, their ro disks read-only',
+            faults.guests_text({'checked': ['a', 'b'], 'no guest': {}}))
+
+    def test_an_error_server_is_no_checked_guest(self):
+        text = faults.guests_text(
+            {'checked': [], 'no guest': {'a': 'ERROR, domain none'}})
+        self.assertNotIn('read-only', text)
+        self.assertEqual('no guest to check; without a guest: a ERROR, '
+                         'domain none', text)
+
+
+class GuestViewsTest(unittest.TestCase):
+
+    def test_a_running_guest_is_checked_whatever_its_status(self):
+        servers = {'active': ('ACTIVE', 'running'),
+                   'error': ('ERROR', 'running'),
+                   'failed': ('ERROR', '')}
+        cloud = mock.Mock()
+        cloud.server.side_effect = lambda server_id: {
+            'status': servers[server_id][0],
+            'OS-EXT-SRV-ATTR:host': hosts.HOSTS[0].name if servers[
+                server_id][1] else None,
+            'OS-EXT-SRV-ATTR:instance_name': f'instance-{server_id}'}
+
+        def virsh(host, command, domain, check=True):
+            return subprocess.CompletedProcess(
+                command, 0, stdout=servers[domain.split('-')[1]][1] + '\n')
+        scenario = mock.Mock(cloud=cloud)
+        with mock.patch.object(hosts, 'virsh', virsh):
+            guests = faults.guest_views(scenario, list(servers), 'kept')
+        self.assertEqual(['active', 'error'], guests['checked'])
+        self.assertEqual({'failed': 'ERROR, domain none'},
+                         guests['no guest'])
+        scenario.views.assert_called_once_with(['active', 'error'], 'kept')
+
+
+class FaultConfirmedTest(unittest.TestCase):
+
+    def test_every_connection_replaced(self):
+        self.assertEqual([], faults.restart_confirmed({'<a.1>', '<a.2>'},
+                                                      {'<a.3>'}))
+
+    def test_a_connection_that_outlived_the_restart(self):
+        self.assertEqual(["1 of RabbitMQ's connections outlived its "
+                          'restart'],
+                         faults.restart_confirmed({'<a.1>', '<a.2>'},
+                                                  {'<a.2>', '<a.3>'}))
+
+    def test_no_connection_before_proves_nothing(self):
+        self.assertTrue(faults.restart_confirmed(set(), {'<a.3>'}))
+
+    def test_kill_waits_for_the_process_to_be_gone(self):
+        child = subprocess.Popen(['sleep', '60'])
+        service = mock.Mock(pid=lambda: child.pid)
+        service.name = 'sleeper'
+        # The test's child, reaped here as init reaps a service.
+        reaper = threading.Thread(target=child.wait)
+        reaper.start()
+        self.assertEqual(child.pid, faults.kill(service))
+        reaper.join()
+        self.assertIsNone(services.start_time(child.pid))
+
+    def test_kill_of_a_service_not_running_fails(self):
+        service = mock.Mock(pid=lambda: None)
+        service.name = 'gone'
+        with self.assertRaisesRegex(client.Failed, 'not running'):
+            faults.kill(service)

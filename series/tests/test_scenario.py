@@ -1,7 +1,10 @@
 """Tests of series.cloud.scenario that need no cloud. The read-only
 prefilter step counts its checks only while
 the trait it removed stayed removed, with the incapable host's
-nova-compute restarted without provider refresh for the step.
+nova-compute restarted without provider refresh for the step. A guest
+restart is shown by a new boot id and a running guest by the same one;
+an RBD image a guest had rw must have changed; a step passes only if the
+ledger agrees with what the cloud holds.
 """
 
 import unittest
@@ -134,6 +137,80 @@ class ReadOnlyPrefilterTest(unittest.TestCase):
         self.assertIsInstance(error, Failed)
         self.assertIn('came back', str(error))
         self.assertTrue(runner.cloud.present)
+
+
+class BootTest(unittest.TestCase):
+
+    def test_a_restart_needs_a_new_boot_id(self):
+        self.assertEqual([], scenario.boot_problems('aa', 'bb', 'restarted'))
+        self.assertEqual(['the guest kept its boot aa: it did not restart'],
+                         scenario.boot_problems('aa', 'aa', 'restarted'))
+
+    def test_a_running_guest_keeps_its_boot_id(self):
+        self.assertEqual([], scenario.boot_problems('aa', 'aa', 'kept'))
+        self.assertEqual(['the guest restarted (boot aa -> bb)'],
+                         scenario.boot_problems('aa', 'bb', 'kept'))
+
+    def test_no_claim_or_no_earlier_boot(self):
+        self.assertEqual([], scenario.boot_problems('aa', 'bb', None))
+        self.assertEqual([], scenario.boot_problems(None, 'bb', 'kept'))
+
+
+class ImageTest(unittest.TestCase):
+
+    def test_an_rw_volume_must_have_changed(self):
+        self.assertEqual([], scenario.image_problems('data', 'v', True, 'rw'))
+        self.assertEqual(['data (v) unchanged although a guest had it rw'],
+                         scenario.image_problems('data', 'v', False, 'rw'))
+
+    def test_a_volume_never_rw_must_not_have_changed(self):
+        self.assertEqual([], scenario.image_problems('root', 'v', False,
+                                                     None))
+        self.assertEqual(['root (v) changed although never attached rw'],
+                         scenario.image_problems('root', 'v', True, None))
+
+    def test_a_migration_copy_may_change_it_or_not(self):
+        for changed in (True, False):
+            self.assertEqual([], scenario.image_problems(
+                'swapped', 'v', changed, 'copy'))
+
+
+class ReconcileTest(unittest.TestCase):
+    """A step passes only if the ledger agrees with the cloud."""
+
+    def run_step(self, seen):
+        runner = scenario.Scenario(cloud=mock.Mock())
+        runner.cloud.servers.return_value = []
+        runner.ledger.place('s1', 'mae-compute-a')
+        with mock.patch.object(scenario.ledger, 'observe',
+                               return_value=seen):
+            passed = runner.step(1, 'a step', lambda: 'done')
+        return passed, runner.report['steps'][-1]
+
+    def seen(self, host):
+        return {'servers': {'s1': host}, 'nova': [], 'cinder': [],
+                'domains': {host: ['s1']}}
+
+    def test_agreeing_cloud_passes_and_is_reported(self):
+        passed, entry = self.run_step(self.seen('mae-compute-a'))
+        self.assertTrue(passed)
+        self.assertEqual({'s1': 'mae-compute-a'},
+                         entry['expected']['servers'])
+        self.assertEqual(self.seen('mae-compute-a'), entry['seen'])
+
+    def test_disagreeing_cloud_fails_the_step(self):
+        passed, entry = self.run_step(self.seen('mae-compute-b'))
+        self.assertFalse(passed)
+        self.assertIn('server s1 is on mae-compute-b', entry['detail'])
+
+    def test_a_step_not_reconciled(self):
+        runner = scenario.Scenario(cloud=mock.Mock())
+        runner.cloud.servers.return_value = []
+        runner.ledger.place('s1', 'mae-compute-a')
+        with mock.patch.object(scenario.ledger, 'observe') as observe:
+            self.assertTrue(runner.step(1, 'tempest', lambda: 'done',
+                                        reconcile=False))
+        observe.assert_not_called()
 
 
 if __name__ == '__main__':

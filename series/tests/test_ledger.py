@@ -1,0 +1,113 @@
+"""Tests of series.cloud.ledger: compare() fails each observation that
+disagrees with what the scenario made, and passes the one that agrees.
+"""
+
+import unittest
+
+from series.cloud import ledger
+
+A, B = 'mae-compute-a', 'mae-compute-b'
+
+
+def made():
+    """Two servers on two hosts sharing a volume, one ro, one rw."""
+    book = ledger.Ledger()
+    book.place('s1', A)
+    book.place('s2', B)
+    book.attach('s1', 'v', 'ro', 'ro')
+    book.attach('s2', 'v', 'rw', 'rw')
+    return book
+
+
+def agreeing():
+    return {'servers': {'s1': A, 's2': B},
+            'nova': [{'server': 's1', 'volume': 'v', 'api_mode': 'ro'},
+                     {'server': 's2', 'volume': 'v', 'api_mode': 'rw'}],
+            'cinder': [{'server': 's1', 'volume': 'v', 'mode': 'ro',
+                        'status': 'attached', 'host': A},
+                       {'server': 's2', 'volume': 'v', 'mode': 'rw',
+                        'status': 'attached', 'host': B}],
+            'domains': {A: ['s1'], B: ['s2']}}
+
+
+class CompareTest(unittest.TestCase):
+
+    def problems(self, change=None, book=None):
+        seen = agreeing()
+        if change:
+            change(seen)
+        return ledger.compare((book or made()).expected(), seen)
+
+    def test_agreeing_observation_passes(self):
+        self.assertEqual([], self.problems())
+
+    def test_an_attachment_a_move_dropped(self):
+        def dropped(seen):
+            del seen['nova'][1]
+            del seen['cinder'][1]
+        self.assertEqual(['Nova has no attachment of v to s2',
+                          'Cinder has no attachment of v to s2'],
+                         self.problems(dropped))
+
+    def test_an_attachment_the_scenario_did_not_make(self):
+        def extra(seen):
+            seen['nova'].append({'server': 's1', 'volume': 'w',
+                                 'api_mode': 'rw'})
+        self.assertEqual(['Nova has an attachment of w to s1 that the '
+                          'scenario did not make'], self.problems(extra))
+
+    def test_a_duplicated_cinder_record(self):
+        def twice(seen):
+            seen['cinder'].append(dict(seen['cinder'][0]))
+        self.assertEqual(['Cinder has 2 attachments of v to s1'],
+                         self.problems(twice))
+
+    def test_nova_showing_another_mode(self):
+        def other(seen):
+            seen['nova'][0]['api_mode'] = 'rw'
+        self.assertEqual(['Nova: the attachment of v to s1 shows rw, not ro'],
+                         self.problems(other))
+
+    def test_cinder_recording_another_mode_status_or_host(self):
+        def wrong(seen):
+            seen['cinder'][0].update(mode='rw', status='attaching', host=B)
+        self.assertEqual(
+            ['Cinder: the attachment of v to s1 records rw, not ro',
+             'Cinder: the attachment of v to s1 is attaching',
+             f'Cinder: the attachment of v to s1 is attached on {B}, not '
+             f'{A}'], self.problems(wrong))
+
+    def test_a_server_elsewhere_than_put(self):
+        def moved(seen):
+            seen['servers']['s1'] = B
+            seen['domains'] = {A: [], B: ['s1', 's2']}
+        self.assertEqual([f'server s1 is on {B}, not {A}',
+                          f"the domain of s1 is on ['{B}'], not {A}"],
+                         self.problems(moved))
+
+    def test_a_domain_left_on_the_source(self):
+        def left(seen):
+            seen['domains'][B].append('s1')
+        self.assertEqual([f"the domain of s1 is on ['{A}', '{B}'], not {A}"],
+                         self.problems(left))
+
+    def test_a_domain_of_no_server_of_the_scenario(self):
+        def stray(seen):
+            seen['domains'][A].append('domain instance-0000002a')
+        self.assertEqual([f'{A} runs domain instance-0000002a, of no server '
+                          'of the scenario'], self.problems(stray))
+
+    def test_the_ledger_follows_the_scenario(self):
+        book = made()
+        book.detach('s2', 'v')
+        seen = agreeing()
+        self.assertEqual(['Nova has an attachment of v to s2 that the '
+                          'scenario did not make',
+                          'Cinder has an attachment of v to s2 that the '
+                          'scenario did not make'],
+                         ledger.compare(book.expected(), seen))
+        book.remove('s2')
+        self.assertEqual({'s1': A}, book.expected()['servers'])
+        self.assertEqual(
+            [{'server': 's1', 'volume': 'v', 'mode': 'ro', 'api_mode': 'ro',
+              'host': A}], book.expected()['attachments'])
