@@ -6,11 +6,6 @@ deployment from .work/demo/endpoint.json (or the path given). Each check
 prints one line, "ok: <what> => <observed>" or "FAILED: ..."; the exit
 code is 1 if any check failed.
 
-With --released-sdk DIR, where DIR holds openstacksdk as released (no
-series), the CLI is also run with DIR first on its path: it must refuse
-every attach mode, since that openstacksdk would drop the mode and attach
-the volume read/write, and nothing may be attached or created.
-
 The refusals below 2.105 need a cloud whose maximum is 2.104: a small
 proxy in front of the demo forwards every request unchanged but reports
 2.104 in the version document, and records what reaches it, so that a
@@ -235,14 +230,12 @@ def sdk_checks(checks, info):
         older.server_close()
 
 
-def cli(info, *args, sdk_path=None):
-    """The openstack CLI; with sdk_path, the openstacksdk found there."""
+def cli(info, *args):
+    """The openstack CLI."""
     openstack_cli = Path(sys.executable).with_name('openstack')
     env = dict(os.environ, OS_CLIENT_CONFIG_FILE=info['clouds_yaml'])
     env = {k: v for k, v in env.items()
            if not k.startswith('OS_') or k == 'OS_CLIENT_CONFIG_FILE'}
-    if sdk_path:
-        env['PYTHONPATH'] = str(sdk_path)
     return subprocess.run([str(openstack_cli), '--os-cloud', 'demo', *args],
                           env=env, text=True, capture_output=True)
 
@@ -317,62 +310,15 @@ def cli_checks(checks, info):
                  f'servers {[s.name for s in left]}')
 
 
-def released_sdk_checks(checks, info, sdk_path):
-    """The CLI with the released openstacksdk refuses every attach mode."""
-    server_3 = info['servers'][2]
-    spare_3 = info['volumes']['spare-3']
-    root = info['volumes']['shared-root']
-    probe = subprocess.run(
-        [sys.executable, '-c', 'import openstack.version as v; '
-         'from openstack.compute.v2 import volume_attachment as a; '
-         'print(v.__version__, hasattr(a.VolumeAttachment, "attach_mode"), '
-         'v.__file__)'],
-        env=dict(os.environ, PYTHONPATH=str(sdk_path)), text=True,
-        capture_output=True)
-    released = probe.returncode == 0 and ' False ' in probe.stdout
-    checks.check('released openstacksdk: what the CLI imports has no '
-                 'attach_mode', released,
-                 (probe.stdout or probe.stderr).strip())
-    if not released:
-        return
-    conn = connect(info['endpoint'], info['volume_endpoint'], info['TOKEN'])
-    refused = cli(info, '--os-compute-api-version', '2.105', 'server', 'add',
-                  'volume', '--attach-mode', 'ro', server_3, spare_3,
-                  sdk_path=sdk_path)
-    checks.check('released openstacksdk: cli server add volume '
-                 '--attach-mode ro is refused, nothing attached',
-                 refused.returncode != 0 and
-                 'openstacksdk' in refused.stderr and
-                 attachment(conn, server_3, spare_3) is None,
-                 f'exit {refused.returncode}: {refused.stderr.strip()}')
-    refused = cli(info, '--os-compute-api-version', '2.105', 'server',
-                  'create', '--flavor', 'demo.small', '--nic', 'none',
-                  '--block-device',
-                  f'uuid={root},source_type=volume,destination_type=volume,'
-                  'boot_index=0,attach_mode=ro', 'cli-released-sdk',
-                  sdk_path=sdk_path)
-    left = list(conn.compute.servers(name='^cli-released-sdk'))
-    checks.check('released openstacksdk: cli server create --block-device '
-                 '...,attach_mode=ro is refused, no server created',
-                 refused.returncode != 0 and
-                 'openstacksdk' in refused.stderr and not left,
-                 f'exit {refused.returncode}: {refused.stderr.strip()}; '
-                 f'servers {[s.name for s in left]}')
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('endpoint_file', type=Path, nargs='?',
                         default=Path('.work/demo/endpoint.json'))
-    parser.add_argument('--released-sdk', type=Path, metavar='DIR',
-                        help='a directory holding the released openstacksdk')
     args = parser.parse_args()
     info = json.loads(args.endpoint_file.read_text())
     checks = Checks()
     sdk_checks(checks, info)
     cli_checks(checks, info)
-    if args.released_sdk:
-        released_sdk_checks(checks, info, args.released_sdk)
     return 1 if checks.failed else 0
 
 

@@ -206,27 +206,13 @@ def clients_python():
     return envs.ensure_venv(clients)
 
 
-def released_sdk(python):
-    """openstacksdk as released (its pinned version, without the series),
-    in a directory of its own that the CLI can be given first on its path.
-    """
-    sdk = config.load_projects()['openstacksdk']
-    target = config.ROOT / '.work' / 'venvs' / f'openstacksdk-{sdk.version}'
-    if not (target / 'openstack' / 'version.py').exists():
-        process.run([python, '-m', 'pip', 'install', '--quiet', '--no-deps',
-                     '--target', target, f'openstacksdk=={sdk.version}'])
-    return target
-
-
-def probe_clients(python, endpoint_file, sdk_path=None):
+def probe_clients(python, endpoint_file):
     """demo/clients_end_to_end.py: openstacksdk and the openstack CLI with
-    their series against the running demo, and the CLI with the released
-    openstacksdk found in sdk_path. Returns (what, ok, observed).
+    their series against the running demo. Returns (what, ok, observed).
     """
-    released = ['--released-sdk', sdk_path] if sdk_path else []
     proc = subprocess.run(
         [python, config.ROOT / 'demo' / 'clients_end_to_end.py',
-         endpoint_file, *released], cwd=config.ROOT, text=True,
+         endpoint_file], cwd=config.ROOT, text=True,
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=600)
     probes = [(what, status == 'ok', observed) for status, what, observed
               in CLIENT_CHECK.findall(proc.stdout)]
@@ -259,7 +245,6 @@ def end_to_end(timeout=600):
     endpoint_file.unlink(missing_ok=True)
     # Built before the demo starts: the clients run while it is up.
     python = clients_python()
-    sdk_path = released_sdk(python) if python else None
     with open(log_path, 'w') as log:
         running = subprocess.Popen(demo_command(), cwd=config.ROOT,
                                    stdout=log, stderr=subprocess.STDOUT)
@@ -272,7 +257,7 @@ def end_to_end(timeout=600):
         if reached:
             probes = probe_api(json.loads(endpoint_file.read_text()))
             if python:
-                probes += probe_clients(python, endpoint_file, sdk_path)
+                probes += probe_clients(python, endpoint_file)
         told = time.monotonic()
         signalled = running.poll() is None
         if signalled:
