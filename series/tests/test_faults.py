@@ -306,6 +306,17 @@ class FaultConfirmedTest(unittest.TestCase):
         reaper.join()
         self.assertIsNone(services.start_time(child.pid))
 
+    def test_kill_returns_only_once_the_process_is_gone(self):
+        alive = iter(['4242', '4242', None])
+        service = mock.Mock(pid=lambda: 4242)
+        service.name = 'dying'
+        with mock.patch.object(faults.os, 'kill') as kill, \
+                mock.patch.object(services, 'start_time',
+                                  side_effect=lambda pid: next(alive)):
+            self.assertEqual(4242, faults.kill(service))
+        kill.assert_called_once_with(4242, faults.signal.SIGKILL)
+        self.assertIsNone(next(alive, None))
+
     def test_kill_of_a_service_not_running_fails(self):
         service = mock.Mock(pid=lambda: None)
         service.name = 'gone'
