@@ -12,6 +12,7 @@ attachment still read-only); a server in ERROR is reported as such.
 
 import datetime
 import os
+import re
 import signal
 import subprocess
 import time
@@ -339,7 +340,16 @@ def kill(service):
 
 def rabbitmq_connections():
     """The Erlang PIDs of RabbitMQ's client connections."""
-    return set(deploy.rabbitmqctl('list_connections', 'pid').stdout.split())
+    return connection_pids(deploy.rabbitmqctl(
+        'list_connections', '--no-table-headers', 'pid').stdout)
+
+
+def connection_pids(listing):
+    """The Erlang PIDs (`<node.N.N.N>`) in rabbitmqctl's listing, without
+    the column header it prints unless told not to.
+    """
+    return {line.strip() for line in listing.splitlines()
+            if re.fullmatch(r'<[^<>\s]+>', line.strip())}
 
 
 def restart_confirmed(before, after):
@@ -451,12 +461,12 @@ def rabbitmq_restarted(scenario):
                 f'{HELD_MIB_PER_SECOND} MiB/s until every service was back')
     say(injected)
     wait_services_up(cloud, since=restarted)
+    throttle_migration(hosts.by_name(source), domain, UNTHROTTLED)
     reconnected = rabbitmq_connections()
     problems = restart_confirmed(connections, reconnected)
     check(not problems, '; '.join(problems))
     injected += (f' (none of its {len(connections)} connections of before '
                  f'left, {len(reconnected)} new)')
-    throttle_migration(hosts.by_name(source), domain, UNTHROTTLED)
     volumes = scenario_volumes(scenario, server_id)
     aftermath = Aftermath(cloud, [server_id], volumes)
     migration = migration_status(cloud, server_id)

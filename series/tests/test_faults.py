@@ -292,6 +292,19 @@ class FaultConfirmedTest(unittest.TestCase):
                          faults.restart_confirmed({'<a.1>', '<a.2>'},
                                                   {'<a.2>', '<a.3>'}))
 
+    def test_connection_pids_leave_the_header_out(self):
+        # rabbitmqctl 3.10's output without --no-table-headers.
+        listing = ('pid\n<rabbit@localhost.1795767897.3289.0>\n'
+                   '<rabbit@localhost.1795767897.3302.0>\n')
+        self.assertEqual({'<rabbit@localhost.1795767897.3289.0>',
+                          '<rabbit@localhost.1795767897.3302.0>'},
+                         faults.connection_pids(listing))
+
+    def test_the_same_header_is_no_surviving_connection(self):
+        before = faults.connection_pids('pid\n<rabbit@h.1.1.0>\n')
+        after = faults.connection_pids('pid\n<rabbit@h.1.2.0>\n')
+        self.assertEqual([], faults.restart_confirmed(before, after))
+
     def test_no_connection_before_proves_nothing(self):
         self.assertTrue(faults.restart_confirmed(set(), {'<a.3>'}))
 
