@@ -2,7 +2,8 @@
 
 SeriesTestCase builds the root (projects.toml, constraints, the sdist of a
 demo project) and patches config.ROOT to it, so every module of the tool
-works there. Run the tests from the repository root:
+works there; RootTestCase only points config.ROOT at an empty temporary
+directory. Run the tests from the repository root:
 
   python3 -m unittest discover -s series/tests -t .
 """
@@ -160,3 +161,15 @@ class SeriesTestCase(unittest.TestCase):
 
     def problems(self):
         return self.quiet(checks.check, self.project)
+
+
+class RootTestCase(unittest.TestCase):
+    """config.ROOT in a temporary directory."""
+
+    def setUp(self):
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        self.root = Path(tmp.name)
+        patcher = mock.patch.object(config, 'ROOT', self.root)
+        patcher.start()
+        self.addCleanup(patcher.stop)

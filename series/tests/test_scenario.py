@@ -4,15 +4,24 @@ the trait it removed stayed removed, with the incapable host's
 nova-compute restarted without provider refresh for the step. A guest
 restart is shown by a new boot id and a running guest by the same one;
 an RBD image a guest had rw must have changed; a step passes only if the
-ledger agrees with what the cloud holds.
+ledger agrees with what the cloud holds. The tempest and openstacksdk
+steps report each test and fail on a run's error or on no test; only
+guest rounds begun after the scenario looked count; each place that
+disagrees with the attach mode is named; a cloud left on the pristine
+releases is refused.
 """
 
 import unittest
 from unittest import mock
 
 from series.cloud.client import Failed
+from series.cloud import releases
 from series.cloud import scenario
+from series.cloud import sdk_functional
+from series.cloud import tempest
 from series import config
+from series import suites
+from series.tests import base
 
 
 class TraitCloud:
@@ -211,6 +220,141 @@ class ReconcileTest(unittest.TestCase):
             self.assertTrue(runner.step(1, 'tempest', lambda: 'done',
                                         reconcile=False))
         observe.assert_not_called()
+
+
+class RunReportTest(unittest.TestCase):
+    """The tempest and openstacksdk steps: report.json's sections, and the
+    step's verdict, from the SuiteResult of the run.
+    """
+
+    def run_step(self, module, step, result):
+        runner = scenario.Scenario.__new__(scenario.Scenario)
+        runner.cloud = mock.Mock()
+        runner.report = {'tempest': None, 'openstacksdk': None}
+        with mock.patch.object(module, 'run', return_value=result):
+            try:
+                return getattr(runner, step)(), runner.report
+            except scenario.Failed as failure:
+                return failure, runner.report
+
+    def result(self, results, error=''):
+        result = suites.SuiteResult('run', results=results)
+        result.count()
+        if error:
+            result.fail(error)
+        return result
+
+    def test_each_test_with_its_status(self):
+        for module, step, section in ((tempest, 'tempest', 'tempest'),
+                                      (sdk_functional, 'sdk_functional',
+                                       'openstacksdk')):
+            detail, report = self.run_step(module, step, self.result(
+                {'m.T.test_a': 'success', 'm.T.test_b': 'success'}))
+            self.assertEqual('2 passed, 0 failed, 0 skipped',
+                             detail.split(': ', 1)[1])
+            self.assertEqual({'m.T.test_a': 'success',
+                              'm.T.test_b': 'success'},
+                             report[section]['tests'])
+
+    def test_a_run_with_an_error_and_no_failed_test_fails(self):
+        for module, step, section in ((tempest, 'tempest', 'tempest'),
+                                      (sdk_functional, 'sdk_functional',
+                                       'openstacksdk')):
+            failure, report = self.run_step(module, step, self.result(
+                {'m.T.test_a': 'success'}, 'stestr exited 1 with no test '
+                'failed'))
+            self.assertIsInstance(failure, scenario.Failed)
+            self.assertIn('stestr exited 1', str(failure))
+            self.assertEqual(1, report[section]['failed'])
+            self.assertEqual(['stestr exited 1 with no test failed'],
+                             report[section]['failures'])
+
+    def test_no_test_fails(self):
+        for module, step in ((tempest, 'tempest'),
+                             (sdk_functional, 'sdk_functional')):
+            failure, _ = self.run_step(module, step, self.result({}))
+            self.assertIsInstance(failure, scenario.Failed)
+
+
+def guest_line(boot, seq, disk='vdb', serial='vol-1', ro=1):
+    write = 'FAILED(Operation not permitted)' if ro else 'OK'
+    return (f'guest-disk boot={boot} seq={seq} {disk} serial={serial} '
+            f'ro={ro} sector=8 bypass={-5 if ro else 0} write={write}\n')
+
+
+class FreshReportsTest(unittest.TestCase):
+    """The scenario counts only guest rounds begun after it looked."""
+
+    class Consoles:
+        """A server whose console grows by one round at each read."""
+
+        def __init__(self, console, rounds):
+            self.text, self.rounds = console, list(rounds)
+
+        def console(self, server_id):
+            text = self.text
+            if self.rounds:
+                self.text += self.rounds.pop(0)
+            return text
+
+        def attachments(self, server_id):
+            return [{'volumeId': 'vol-1'}]
+
+    def fresh(self, console, rounds):
+        runner = scenario.Scenario.__new__(scenario.Scenario)
+        runner.cloud = self.Consoles(console, rounds)
+        with mock.patch.object(scenario, 'POLL_SECONDS', 0):
+            return runner.fresh_reports(['server'])['server']['vol-1']
+
+    def test_a_round_seen_before_or_first_after_never_counts(self):
+        # Rounds 5 and 6 were on the console before the call (6 may have
+        # begun before the move); 7 is the first new one, 8 began after
+        # it was printed.
+        report = self.fresh(guest_line('aaaaaaaa', 5) +
+                            guest_line('aaaaaaaa', 6),
+                            [guest_line('aaaaaaaa', 7, ro=0),
+                             guest_line('aaaaaaaa', 8)])
+        self.assertEqual(8, report.seq)
+
+    def test_after_a_reboot_the_rounds_of_the_new_boot(self):
+        report = self.fresh(guest_line('aaaaaaaa', 40, ro=0),
+                            [guest_line('bbbbbbbb', 1),
+                             guest_line('bbbbbbbb', 2)])
+        self.assertEqual(('bbbbbbbb', 2), (report.boot, report.seq))
+
+
+class ExpectedProblemsTest(unittest.TestCase):
+
+    ROW = {'xml_readonly': True, 'qemu_ro': True, 'guest_kernel_ro': True,
+           'guest_write': 'FAILED: Operation not permitted',
+           'bypass_write': 'EIO', 'rbd_changed': False,
+           'rbd_by_guest': False}
+
+    def test_read_only_everywhere(self):
+        self.assertEqual([], scenario.expected_problems(self.ROW, True))
+
+    def test_each_place_that_disagrees_is_named(self):
+        row = dict(self.ROW, bypass_write='written', rbd_changed=True,
+                   rbd_by_guest=True)
+        self.assertEqual(['bypass_write=written', 'rbd_changed=True'],
+                         scenario.expected_problems(row, True))
+        writable = {'xml_readonly': False, 'qemu_ro': False,
+                    'guest_kernel_ro': False, 'guest_write': 'OK',
+                    'bypass_write': 'written', 'rbd_changed': True,
+                    'rbd_by_guest': False}
+        self.assertEqual(['the slot was written, not by this guest'],
+                         scenario.expected_problems(writable, False))
+
+
+class RunTest(base.RootTestCase):
+
+    def test_the_scenario_refuses_a_cloud_left_on_the_pristine_releases(self):
+        releases.set_release('mae-compute-b', releases.PRISTINE)
+        with mock.patch.object(scenario.deploy, 'up') as up, \
+                self.assertRaisesRegex(config.SeriesError,
+                                       'pristine releases on mae-compute-b'):
+            scenario.run()
+        up.assert_not_called()
 
 
 if __name__ == '__main__':

@@ -2,10 +2,14 @@
 
 import json
 import unittest
+from unittest import mock
 
 from series.cloud import api
 from series.cloud import client
+from series.cloud import releases
 from series.cloud import upgrade
+from series import config
+from series.tests import base
 
 
 def reply(status, message):
@@ -70,3 +74,81 @@ class SeriesStateTest(unittest.TestCase):
         versions[upgrade.HOST_B.name] = 74
         [problem] = self.state(**{'compute versions': versions})
         self.assertIn('nova-compute service versions', problem)
+
+
+class UpgradeTest(unittest.TestCase):
+
+    def test_the_rollback_runs_the_sql_the_packagers_page_gives(self):
+        page = ' '.join((config.ROOT / 'doc/source/packagers.rst')
+                        .read_text().split())
+        for sql in (upgrade.ROLLBACK_SQL, upgrade.API_ROLLBACK_SQL,
+                    upgrade.READ_ONLY_BDMS.replace('SELECT ', '')):
+            self.assertIn(' '.join(sql.split()), page)
+
+    def test_a_started_compute_is_waited_for_until_it_reports(self):
+        # Read after the stop, then while it starts: the third read is its
+        # first report since.
+        counts = [{'mae-compute-a': 5, 'mae-compute-b': 7},
+                  {'mae-compute-a': 5, 'mae-compute-b': 7},
+                  {'mae-compute-a': 6, 'mae-compute-b': 8}]
+        with mock.patch.object(upgrade, 'report_counts',
+                               side_effect=counts) as report_counts, \
+                mock.patch.object(upgrade.services, 'start') as start, \
+                mock.patch.object(upgrade.time, 'sleep'):
+            upgrade.start_services(['nova-conductor', 'nova-compute-b'],
+                                   admin=None)
+        self.assertEqual(['nova-conductor', 'nova-compute-b'],
+                         [call.args[0].name for call in start.call_args_list])
+        self.assertEqual(3, report_counts.call_count)
+
+    def test_query_rows_with_nulls(self):
+        with mock.patch.object(upgrade.process, 'run') as run:
+            run.return_value.stdout = 'a\tNULL\nb\t75\n'
+            self.assertEqual([['a', None], ['b', '75']],
+                             upgrade.query('mae_nova', 'SELECT 1'))
+        self.assertEqual(['mariadb', '--protocol=socket', '-u', 'root', '-N',
+                          '-B', '-e', 'SELECT 1', 'mae_nova'],
+                         run.call_args.args[0])
+
+
+SERIES_STATE = {
+    'attach_mode columns': {'mae_nova.block_device_mapping': True},
+    'alembic': 'head',
+    'compute versions': {'mae-compute-a': 75, 'mae-compute-b': 75}}
+
+
+class BackOnTheSeriesTest(base.RootTestCase):
+
+    def test_back_on_the_series_switches_every_part_then_starts(self):
+        for part in (releases.CONTROL, 'mae-compute-a', 'mae-compute-b'):
+            releases.set_release(part, releases.PRISTINE)
+        seen = []
+        with mock.patch.object(upgrade.services, 'stop_all') as stop_all, \
+                mock.patch.object(upgrade, 'sync_databases',
+                                  lambda: seen.append(releases.current())), \
+                mock.patch.object(upgrade, 'start_services') as start, \
+                mock.patch.object(upgrade.deploy, 'admin_session'), \
+                mock.patch.object(upgrade, 'series_state',
+                                  return_value=SERIES_STATE):
+            self.assertEqual(SERIES_STATE,
+                             upgrade.back_on_the_series('head'))
+        nova_and_cinder = ['cinder-api', 'nova-api', 'cinder-scheduler',
+                           'cinder-volume', 'nova-conductor',
+                           'nova-scheduler', 'nova-compute-a',
+                           'nova-compute-b']
+        self.assertEqual(nova_and_cinder, [
+            service.name for service in stop_all.call_args.args[0]])
+        self.assertEqual([{'control': 'series', 'mae-compute-a': 'series',
+                           'mae-compute-b': 'series'}], seen)
+        # Started in the cloud's order: the conductor before the computes.
+        self.assertEqual(nova_and_cinder, start.call_args.args[0])
+
+    def test_back_on_the_series_fails_on_a_state_not_of_the_series(self):
+        with mock.patch.object(upgrade.services, 'stop_all'), \
+                mock.patch.object(upgrade, 'sync_databases'), \
+                mock.patch.object(upgrade, 'start_services'), \
+                mock.patch.object(upgrade.deploy, 'admin_session'), \
+                mock.patch.object(upgrade, 'series_state', return_value=dict(
+                    SERIES_STATE, alembic='ab450ba04102')), \
+                self.assertRaisesRegex(client.Failed, 'alembic head'):
+            upgrade.back_on_the_series('head')

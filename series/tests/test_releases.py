@@ -1,0 +1,57 @@
+"""Tests of series.cloud.releases: which release of Nova and Cinder each
+part of the cloud runs, as its services and management commands see it.
+"""
+
+from unittest import mock
+
+from series.cloud import deploy
+from series.cloud import releases
+from series.cloud import services
+from series.tests import base
+
+
+class ReleasesTest(base.RootTestCase):
+    """What runs the pristine releases in `cloud upgrade`: the
+    environment of each service, and the management commands.
+    """
+
+    def environments(self):
+        return {service.name: service.env
+                for service in services.all_services()}
+
+    def test_without_a_record_everything_runs_the_series(self):
+        self.assertEqual({}, releases.current())
+        self.assertEqual(releases.SERIES, releases.release_of('control'))
+        self.assertEqual({}, {name: env for name, env in
+                              self.environments().items() if env})
+
+    def test_each_part_runs_its_release(self):
+        releases.set_release(releases.CONTROL, releases.PRISTINE)
+        releases.set_release('mae-compute-b', releases.PRISTINE)
+        pristine = {'PYTHONPATH': str(releases.pristine_path())}
+        environments = self.environments()
+        for name in ('nova-api', 'cinder-api', 'nova-conductor',
+                     'nova-scheduler', 'cinder-scheduler', 'cinder-volume',
+                     'nova-compute-b'):
+            self.assertEqual(pristine, environments[name], name)
+        for name in ('nova-compute-a', 'keystone', 'placement',
+                     'glance-api', 'neutron-api', 'libvirtd-b'):
+            self.assertEqual({}, environments[name], name)
+        releases.set_release(releases.CONTROL, releases.SERIES)
+        self.assertEqual({}, self.environments()['nova-api'])
+        self.assertEqual({'control': 'series', 'mae-compute-b': 'pristine'},
+                         releases.current())
+
+    def test_no_other_release(self):
+        with self.assertRaises(ValueError):
+            releases.set_release(releases.CONTROL, '34.0.0')
+
+    def test_nova_and_cinder_manage_run_the_control_planes_release(self):
+        releases.set_release(releases.CONTROL, releases.PRISTINE)
+        with mock.patch.object(deploy.process, 'run') as run:
+            deploy.manage('nova-manage', 'db', 'sync')
+            deploy.manage('cinder-manage', 'db', 'sync')
+            deploy.manage('keystone-manage', 'db_sync')
+        envs = [call.kwargs['env'] for call in run.call_args_list]
+        pristine = {'PYTHONPATH': str(releases.pristine_path())}
+        self.assertEqual([pristine, pristine, None], envs)

@@ -1,0 +1,25 @@
+"""Tests of series.cloud.sdk_functional: the environment of openstacksdk's
+functional tests names the clouds of the cloud's clouds.yaml.
+"""
+
+import re
+
+from series.cloud import deploy
+from series.cloud import sdk_functional
+from series.tests import base
+
+
+class SdkFunctionalTest(base.RootTestCase):
+
+    def test_every_cloud_it_names_is_in_the_clouds_yaml(self):
+        path = deploy.clouds_yaml()
+        env = sdk_functional.environment(path)
+        self.assertEqual(str(path), env['OS_CLIENT_CONFIG_FILE'])
+        clouds = re.findall(r'^  (\S+):$', path.read_text(), re.M)
+        named = {value for key, value in env.items()
+                 if key == 'OS_CLOUD' or key.endswith('_CLOUD') or
+                 key.endswith('_CLOUD_ALT')}
+        self.assertEqual({'mae', 'mae-admin'}, named)
+        self.assertLessEqual(named, set(clouds))
+        self.assertIn(env['OPENSTACKSDK_FLAVOR'],
+                      [name for name, _ in deploy.FLAVORS])
