@@ -27,7 +27,9 @@ class TempestTest(unittest.TestCase):
                      'Test.test_boot_from_multiattach_volume[id-1]',
                      volumes + 'test_attach_volume_negative.AttachVolume'
                      'NegativeTest.test_attach_attached_volume_to_different_'
-                     'server[id-1]'):
+                     'server[id-1]',
+                     volumes + 'test_attach_volume.AttachVolumeAsyncTestJSON.'
+                     'test_attach_list_detach_volume[id-1]'):
             self.assertTrue(selected(test), test)
         for test in (volumes + 'test_attach_volume.AttachVolumeMultiAttach'
                      'Test.test_boot_from_multiattach_volume_direct_lun'
