@@ -19,11 +19,18 @@ reverted, shelve and unshelve, every one with read-only and read/write
 attachments checked down to the guest) and the upgrade's cover; the
 snapshot and swap tests, and the proxy volume APIs, which the series
 does not touch.
+
+The series' own options come from the gate job that runs its tests
+upstream (JOB in Nova's .zuul.yaml, which Nova's series changes): what
+the series adds to that job's tempest configuration is added to the
+cloud's, and each of the series' tests that ran must be one the job
+selects (its tempest_test_regex and tempest_exclude_regex).
 """
 
 import json
 import os
 import re
+import subprocess
 
 from series.cloud import deploy
 from series.cloud import hosts
@@ -61,6 +68,78 @@ SERIES_TESTS = tuple(
                  'AttachVolumeModeMultiCreateTest'))
 
 
+# The upstream job that runs the series' tests: the compute API tests
+# with volume multiattach, tempest's "all" environment (slow tests too).
+JOB = 'nova-next'
+TEMPEST_CONFIG = '$TEMPEST_CONFIG'
+# Reads a .zuul.yaml on standard input, writes JOB's vars as JSON (with
+# the tempest virtualenv's PyYAML: the tool itself needs none).
+READ_JOB = ('import json, sys, yaml; '
+            'jobs = [entry["job"] for entry in yaml.safe_load(sys.stdin) '
+            'if "job" in entry]; '
+            'print(json.dumps(next(job for job in jobs '
+            'if job["name"] == sys.argv[1]).get("vars", {})))')
+
+
+def job_vars(python, zuul_yaml):
+    """The vars of JOB in the text of a .zuul.yaml."""
+    return json.loads(subprocess.run(
+        [str(python), '-c', READ_JOB, JOB], input=zuul_yaml, text=True,
+        stdout=subprocess.PIPE, check=True).stdout)
+
+
+def nova_job(python):
+    """(JOB's vars in Nova's work tree, JOB's vars in the release)."""
+    tree = config.get_project('nova').tree
+    pristine = subprocess.run(['git', 'show', 'base:.zuul.yaml'], cwd=tree,
+                              text=True, stdout=subprocess.PIPE,
+                              check=True).stdout
+    return (job_vars(python, (tree / '.zuul.yaml').read_text()),
+            job_vars(python, pristine))
+
+
+def test_config(job):
+    """{section: {option: value}} of a job's tempest configuration."""
+    return (job.get('devstack_local_conf', {}).get('test-config', {})
+            .get(TEMPEST_CONFIG, {}))
+
+
+def series_options(patched, pristine):
+    """What the series adds to or changes in the job's tempest
+    configuration, {section: {option: value}}.
+    """
+    before = test_config(pristine)
+    added = {}
+    for section, options in test_config(patched).items():
+        changed = {option: value for option, value in options.items()
+                   if before.get(section, {}).get(option, object()) != value}
+        if changed:
+            added[section] = changed
+    return added
+
+
+def options_text(options):
+    """`options` as tempest.conf sections (oslo.config merges a section
+    given twice).
+    """
+    text = ''
+    for section, values in sorted(options.items()):
+        text += f'\n[{section}]\n' + ''.join(
+            f'{option} = {value}\n'
+            for option, value in sorted(values.items()))
+    return text
+
+
+def job_selects(job, test):
+    """Whether the job runs `test` (an id without its attributes), as
+    tempest run's --regex and --exclude-regex choose.
+    """
+    regex = job.get('tempest_test_regex', '')
+    exclude = job.get('tempest_exclude_regex', '')
+    return bool(re.search(regex, test)) and not (
+        exclude and re.search(exclude, test))
+
+
 def workers():
     """stestr's --worker-file (JSON is YAML): FIRST_WORKER's tests on one
     worker, every other on the second, so each selected test runs once.
@@ -71,7 +150,10 @@ def workers():
                       indent=1)
 
 
-def tempest_conf(session, image, flavors):
+def tempest_conf(session, image, flavors, job_options):
+    """The cloud's tempest.conf, with `job_options` (series_options())
+    last.
+    """
     password = layout.password()
     return f"""\
 [DEFAULT]
@@ -107,7 +189,6 @@ min_compute_nodes = {len(hosts.HOSTS)}
 
 [compute-feature-enabled]
 volume_multiattach = true
-volume_attach_read_only = true
 console_output = true
 resize = true
 cold_migration = true
@@ -148,7 +229,10 @@ network_for_ssh = {network.NETWORK}
 image_ssh_user = root
 security_group = false
 security_group_rules = false
-"""
+
+# What the series adds to the tempest configuration of the upstream job
+# that runs its tests ({JOB} in Nova's .zuul.yaml).
+""" + options_text(job_options)
 
 
 def run(session):
@@ -164,8 +248,10 @@ def run(session):
         'nova-api', '/flavors')['flavors']}
     directory = layout.directory() / 'tempest'
     directory.mkdir(parents=True, exist_ok=True)
+    job, pristine_job = nova_job(python)
+    job_options = series_options(job, pristine_job)
     (directory / 'tempest.conf').write_text(
-        tempest_conf(session, image, flavors))
+        tempest_conf(session, image, flavors, job_options))
     (directory / 'workers.yaml').write_text(workers())
     env = dict(os.environ, TEMPEST_CONFIG_DIR=str(directory),
                TEMPEST_CONFIG='tempest.conf', OS_TEST_TIMEOUT='900',
@@ -182,11 +268,16 @@ def run(session):
         python, project.tree, ['|'.join(TESTS)], name='tempest', log=log,
         env=env, run_options=['--worker-file', directory / 'workers.yaml'],
         repository=directory / 'stestr', listed=True, echo=echo)
-    return series_tests_passed(result)
+    return series_tests_passed(result, job)
 
 
-def series_tests_passed(result):
-    """`result`, failed if a test of SERIES_TESTS did not pass."""
+def series_tests_passed(result, job):
+    """`result`, failed if a test of SERIES_TESTS did not pass or is one
+    the upstream job would not run.
+    """
     for problem in suites.not_passed(result, SERIES_TESTS):
         result.fail(f"the series' test {problem}")
+    for test in result.results:
+        if test.startswith(SERIES_TESTS) and not job_selects(job, test):
+            result.fail(f"the series' test {test} is not one {JOB} runs")
     return result

@@ -1,14 +1,41 @@
 """Tests of series.cloud.tempest: the tests it selects, the worker each
-runs on, and its verdict on the series' own tests.
+runs on, its verdict on the series' own tests, and what it takes from
+the upstream gate job that runs them (the options the series adds to the
+job's tempest configuration, the tests the job selects).
 """
 
+import configparser
 import json
 import re
 import unittest
 
 from series.cloud import tempest
+from series.cloud import venv
 from series import config
 from series import suites
+from series.tests import base
+
+NOVA_PATCHES = config.ROOT / 'patches' / 'nova'
+# nova-next's regexes and tempest options as Nova 34.0.0 ships them.
+NOVA_NEXT = {
+    'tempest_test_regex':
+        r'^tempest\.((scenario|api\.compute)|(.*\.(novnc|spice).*))',
+    'tempest_exclude_regex':
+        r'^tempest\.(scenario\.test_network_(?!qos)|api\.compute\.admin\.'
+        r'test_volume_swap)|tempest.api.compute.servers.test_device_tagging.'
+        r'TaggedAttachmentsTest.test_tagged_attachment|'
+        r'test_live_migration_with_trunk',
+    'devstack_local_conf': {'test-config': {'$TEMPEST_CONFIG': {
+        'compute-feature-enabled': {'ide_bus': False,
+                                    'unified_limits': True}}}}}
+
+
+def with_options(job, **options):
+    """`job` with `options` added to its compute-feature-enabled."""
+    job = json.loads(json.dumps(job))
+    job['devstack_local_conf']['test-config']['$TEMPEST_CONFIG'][
+        'compute-feature-enabled'].update(options)
+    return job
 
 
 class TempestTest(unittest.TestCase):
@@ -82,10 +109,10 @@ class TempestTest(unittest.TestCase):
             self.assertTrue(re.search('|'.join(tempest.TESTS),
                                       prefix + 'test_x'), prefix)
 
-    def series_result(self, statuses):
+    def series_result(self, statuses, job=NOVA_NEXT):
         """A tempest SuiteResult: a test of another class passed, and one
         test of each series class with its status from `statuses` (passed
-        when not named), or none for None.
+        when not named), or none for None; judged for `job`.
         """
         results = {'tempest.api.compute.volumes.test_attach_volume.'
                    'AttachVolumeTestJSON.test_x': 'success'}
@@ -96,7 +123,7 @@ class TempestTest(unittest.TestCase):
                 results[prefix + 'test_x'] = status
         result = suites.SuiteResult('tempest', results=results)
         result.count()
-        return tempest.series_tests_passed(result)
+        return tempest.series_tests_passed(result, job)
 
     def test_the_series_tests_passed(self):
         result = self.series_result({})
@@ -113,3 +140,104 @@ class TempestTest(unittest.TestCase):
         result = self.series_result({'AttachVolumeModeMultiCreateTest': None})
         self.assertEqual(1, result.failed)
         self.assertIn('AttachVolumeModeMultiCreateTest.* ran', result.error)
+
+    def test_a_series_test_the_job_does_not_run_fails(self):
+        job = dict(NOVA_NEXT, tempest_exclude_regex='AttachVolumeModeGuest')
+        result = self.series_result({}, job)
+        self.assertEqual(1, result.failed)
+        self.assertIn('AttachVolumeModeGuestTest.test_x is not one nova-next '
+                      'runs', result.error)
+
+
+class JobTest(base.RootTestCase):
+    """The options the series adds to the job, and tempest.conf."""
+
+    def test_the_options_the_series_adds(self):
+        patched = with_options(NOVA_NEXT, volume_attach_read_only=True)
+        self.assertEqual(
+            {'compute-feature-enabled': {'volume_attach_read_only': True}},
+            tempest.series_options(patched, NOVA_NEXT))
+
+    def test_an_option_the_series_changes(self):
+        patched = with_options(NOVA_NEXT, ide_bus=True)
+        self.assertEqual({'compute-feature-enabled': {'ide_bus': True}},
+                         tempest.series_options(patched, NOVA_NEXT))
+
+    def test_a_job_the_series_leaves_alone_adds_nothing(self):
+        self.assertEqual({}, tempest.series_options(NOVA_NEXT, NOVA_NEXT))
+
+    def conf(self, job_options):
+        parser = configparser.ConfigParser(strict=False,
+                                           interpolation=None)
+        parser.read_string(tempest.tempest_conf(
+            None, 'image', {'mae.tiny': '1', 'mae.small': '2'},
+            job_options))
+        return parser
+
+    def test_tempest_conf_takes_the_series_options_from_the_job(self):
+        added = tempest.series_options(
+            with_options(NOVA_NEXT, volume_attach_read_only=True), NOVA_NEXT)
+        self.assertEqual('True', self.conf(added).get(
+            'compute-feature-enabled', 'volume_attach_read_only'))
+        # The rest of the section stays.
+        self.assertEqual('true', self.conf(added).get(
+            'compute-feature-enabled', 'volume_multiattach'))
+
+    def test_tempest_conf_sets_no_series_option_by_hand(self):
+        self.assertFalse(self.conf({}).has_option(
+            'compute-feature-enabled', 'volume_attach_read_only'))
+
+    def test_nova_series_sets_the_option_in_the_job(self):
+        [patch] = NOVA_PATCHES.glob(f'*-zuul-*-in-{tempest.JOB}.patch')
+        self.assertRegex(patch.read_text(), r'(?m)^\+ +volume_attach_read_'
+                         r'only: True$')
+
+    def test_the_job_selects_as_tempest_run_does(self):
+        volumes = 'tempest.api.compute.volumes.'
+        self.assertTrue(tempest.job_selects(
+            NOVA_NEXT, volumes + 'test_attach_volume_mode.AttachVolumeMode'
+            'GuestTest.test_x'))
+        self.assertFalse(tempest.job_selects(
+            NOVA_NEXT, 'tempest.api.compute.admin.test_volume_swap.'
+            'TestVolumeSwap.test_x'))
+        self.assertFalse(tempest.job_selects(
+            NOVA_NEXT, 'tempest.api.volume.test_volumes_get.T.test_x'))
+
+
+ZUUL_YAML = """\
+- job:
+    name: nova-base
+    irrelevant-files: &irrelevant
+      - ^doc/.*$
+- job:
+    name: nova-next
+    irrelevant-files: *irrelevant
+    vars:
+      tempest_test_regex: ^tempest\\.api
+      devstack_local_conf:
+        test-config:
+          $TEMPEST_CONFIG:
+            compute-feature-enabled:
+              volume_attach_read_only: True
+- project:
+    check:
+      jobs:
+        - nova-next
+"""
+
+
+class ReadJobTest(unittest.TestCase):
+    """job_vars() with PyYAML, from the cloud's virtualenv (CI runs this
+    once the virtualenvs exist; the tool itself needs no PyYAML).
+    """
+
+    def test_the_jobs_vars(self):
+        python = venv.bin('python')
+        if not python.exists():
+            self.skipTest('no cloud virtualenv')
+        self.assertEqual(
+            {'tempest_test_regex': r'^tempest\.api',
+             'devstack_local_conf': {'test-config': {'$TEMPEST_CONFIG': {
+                 'compute-feature-enabled': {
+                     'volume_attach_read_only': True}}}}},
+            tempest.job_vars(python, ZUUL_YAML))
