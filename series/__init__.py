@@ -14,11 +14,11 @@ test patches one attribute in one place and every module sees it.
              export, status, rpm-patches
   identity   who a patch is by: placeholder identities, which `check
              --upstream` refuses, and sign (every commit made yours)
-  checks     check: commit-message rules, series against patch files,
-             clean application with patch -p1, git am and quilt
   requirement_forms
              the requirement lines a series adds, here (the patched
              tree's local version) and upstream (export --upstream)
+  checks     check: commit-message rules, series against patch files,
+             clean application with patch -p1, git am and quilt
   rebase     a series moved onto another release (git am -3), pinned
              only when the result checks clean
   envs       the test virtualenv pinned by upper-constraints
@@ -34,6 +34,9 @@ test patches one attribute in one place and every module sees it.
   contract   the contract suite on the release and on the patched tree
   spec       the specs in specs/ (Nova's, Cinder's): title checks,
              sphinx -W
+  package_imports
+             what each module imports of the package, read from the
+             source, for the manual's drawing of the package
   manual     this repository's manual, doc/source: sphinx -W, pages
              reachable, verbs named existing, the patch lists
   guest      the real cloud's guest image: a kernel and a busybox
