@@ -144,7 +144,7 @@ def attachment(conn, server_id, volume_id):
 def sdk_checks(checks, info):
     conn = connect(info['endpoint'], info['volume_endpoint'], info['TOKEN'])
     server_1, server_2 = info['servers'][:2]
-    spare_1, spare_3 = info['volumes']['spare-1'], info['volumes']['spare-3']
+    spare_1 = info['volumes']['spare-1']
 
     created = conn.compute.create_volume_attachment(server_1, spare_1,
                                                     attach_mode='ro')
@@ -194,6 +194,13 @@ def sdk_checks(checks, info):
                  bool(modes) and None not in modes.values() and
                  modes.get(spare_1) == 'ro', f'{modes}')
 
+    sdk_older_cloud_checks(checks, info, conn)
+
+
+def sdk_older_cloud_checks(checks, info, conn):
+    """openstacksdk against a cloud whose maximum is 2.104."""
+    server_1 = info['servers'][0]
+    spare_3 = info['volumes']['spare-3']
     older = OlderCloud(info['endpoint'].removesuffix('/v2.1'), '2.104')
     try:
         old_conn = connect(older.root + '/v2.1', info['volume_endpoint'],
