@@ -15,6 +15,8 @@ down`; without it everything runs the series.
 """
 
 import json
+import os
+from pathlib import Path
 
 from series import base
 from series.cloud import layout
@@ -92,6 +94,18 @@ def environment(part):
     if release_of(part) == PRISTINE:
         return {'PYTHONPATH': str(pristine_path())}
     return {}
+
+
+def running_release(pid):
+    """SERIES or PRISTINE: what the running process `pid` imports, read
+    from its own environment (/proc/PID/environ), not from a new Python:
+    the pristine releases only with their directory first on its
+    PYTHONPATH.
+    """
+    entries = Path(f'/proc/{pid}/environ').read_bytes().split(b'\0')
+    environ = dict(entry.split(b'=', 1) for entry in entries if b'=' in entry)
+    path = environ.get(b'PYTHONPATH', b'').decode().split(os.pathsep)
+    return PRISTINE if path[0] == str(pristine_path()) else SERIES
 
 
 def imported_from(part):

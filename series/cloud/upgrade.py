@@ -134,8 +134,18 @@ class Upgrade(scenario.Scenario):
     # Bookkeeping
 
     def phase(self, number, title, function):
-        """A phase is a scenario step; the services' versions after it."""
-        passed = self.step(number, title, function)
+        """A phase is a scenario step; the services' versions after it.
+        It passes only if each running Nova and Cinder service runs the
+        release of its part (running_problems()).
+        """
+        def checked():
+            detail = function()
+            running = running_releases()
+            self.report.setdefault('running', {})[str(number)] = running
+            problems = running_problems(running)
+            check(not problems, '; '.join(problems))
+            return detail
+        passed = self.step(number, title, checked)
         self.report['versions'][str(number)] = self.versions()
         return passed
 
@@ -447,6 +457,42 @@ def start_pristine():
     for part in (releases.CONTROL, HOST_A.name, HOST_B.name):
         releases.set_release(part, releases.PRISTINE)
     deploy.up()
+
+
+def service_parts():
+    """{service name: the part whose release it runs} of Nova's and
+    Cinder's services.
+    """
+    parts = {name: releases.CONTROL for name in CONTROL_SERVICES}
+    parts.update({services.compute(host).name: host.name
+                  for host in hosts.HOSTS})
+    return parts
+
+
+def running_releases():
+    """{service: {'part', 'pid', 'runs', 'should'}} of the running Nova
+    and Cinder services: the release each process runs, read from the
+    process itself, and the release of its part.
+    """
+    running = {}
+    for name, part in service_parts().items():
+        pid = services.by_name(name).pid()
+        running[name] = {
+            'part': part, 'pid': pid,
+            'runs': releases.running_release(pid) if pid else None,
+            'should': releases.release_of(part)}
+    return running
+
+
+def running_problems(running):
+    """A service not running, or running another release than its
+    part's.
+    """
+    return [f'{name} ' + (f'runs {entry["runs"]}, its part '
+                          f'{entry["part"]} {entry["should"]}'
+                          if entry['pid'] else 'is not running')
+            for name, entry in sorted(running.items())
+            if entry['runs'] != entry['should']]
 
 
 def sync_databases():

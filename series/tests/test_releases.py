@@ -2,6 +2,8 @@
 part of the cloud runs, as its services and management commands see it.
 """
 
+import os
+import subprocess
 from unittest import mock
 
 from series.cloud import deploy
@@ -55,3 +57,25 @@ class ReleasesTest(base.RootTestCase):
         envs = [call.kwargs['env'] for call in run.call_args_list]
         pristine = {'PYTHONPATH': str(releases.pristine_path())}
         self.assertEqual([pristine, pristine, None], envs)
+
+
+class RunningReleaseTest(base.RootTestCase):
+    """What a running process imports, read from its own environment."""
+
+    def started(self, env):
+        child = subprocess.Popen(['sleep', '30'], env=env)
+        self.addCleanup(child.wait)
+        self.addCleanup(child.kill)
+        return child.pid
+
+    def test_a_process_with_the_pristine_releases_first(self):
+        pid = self.started({'PYTHONPATH': os.pathsep.join(
+            [str(releases.pristine_path()), '/elsewhere'])})
+        self.assertEqual(releases.PRISTINE, releases.running_release(pid))
+
+    def test_a_process_without_them_or_with_them_later(self):
+        self.assertEqual(releases.SERIES,
+                         releases.running_release(self.started({})))
+        pid = self.started({'PYTHONPATH': os.pathsep.join(
+            ['/elsewhere', str(releases.pristine_path())])})
+        self.assertEqual(releases.SERIES, releases.running_release(pid))

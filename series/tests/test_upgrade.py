@@ -152,3 +152,53 @@ class BackOnTheSeriesTest(base.RootTestCase):
                     SERIES_STATE, alembic='ab450ba04102')), \
                 self.assertRaisesRegex(client.Failed, 'alembic head'):
             upgrade.back_on_the_series('head')
+
+
+class RunningReleasesTest(unittest.TestCase):
+    """Each running service must run the release of its part."""
+
+    def entry(self, part, runs, should, pid=42):
+        return {'part': part, 'pid': pid, 'runs': runs, 'should': should}
+
+    def test_every_service_on_its_parts_release(self):
+        running = {'nova-api': self.entry('control', 'pristine', 'pristine'),
+                   'nova-compute-b': self.entry('mae-compute-b', 'series',
+                                                'series')}
+        self.assertEqual([], upgrade.running_problems(running))
+
+    def test_a_service_left_on_the_old_release_fails(self):
+        running = {'nova-compute-b': self.entry('mae-compute-b', 'pristine',
+                                                'series')}
+        self.assertEqual(['nova-compute-b runs pristine, its part '
+                          'mae-compute-b series'],
+                         upgrade.running_problems(running))
+
+    def test_a_service_not_running_fails(self):
+        running = {'cinder-volume': self.entry('control', None, 'series',
+                                               pid=None)}
+        self.assertEqual(['cinder-volume is not running'],
+                         upgrade.running_problems(running))
+
+    def test_each_nova_and_cinder_service_has_its_part(self):
+        parts = upgrade.service_parts()
+        self.assertEqual('control', parts['nova-conductor'])
+        self.assertEqual('control', parts['cinder-volume'])
+        self.assertEqual('mae-compute-a', parts['nova-compute-a'])
+        self.assertEqual('mae-compute-b', parts['nova-compute-b'])
+        self.assertEqual(8, len(parts))
+
+    def test_a_phase_fails_when_a_service_runs_another_release(self):
+        phases = upgrade.Upgrade.__new__(upgrade.Upgrade)
+        phases.report = {'steps': [], 'versions': {}}
+        phases.cloud = mock.Mock()
+        phases.cloud.servers.return_value = []
+        phases.servers = []
+        phases.ledger = upgrade.scenario.ledger.Ledger()
+        wrong = {'nova-api': self.entry('control', 'series', 'pristine')}
+        with mock.patch.object(upgrade, 'running_releases',
+                               return_value=wrong), \
+                mock.patch.object(phases, 'versions', return_value={}):
+            self.assertFalse(phases.phase(1, 'a phase', lambda: 'done'))
+        self.assertIn('nova-api runs series', phases.report['steps'][0][
+            'detail'])
+        self.assertEqual(wrong, phases.report['running']['1'])
