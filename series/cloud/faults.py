@@ -50,7 +50,9 @@ def state(cloud, server_ids, volume_ids):
         reply = cloud.admin.call('GET', 'nova-api', f'/servers/{server_id}',
                                  microversion='2.105')
         if reply.status == 404:
-            facts['servers'][server_id] = 'deleted'
+            # Nothing deletes a fault's servers before they are judged.
+            facts['servers'][server_id] = 'gone'
+            problems.append(f'server {server_id} is gone (404)')
             continue
         server = reply.body['server']
         fault = server.get('fault', {}).get('message')
@@ -550,8 +552,9 @@ ATTEMPTS = 3
 
 def held_live_migration(scenario, server_id):
     """Live-migrate the server and slow its memory copy down as soon as
-    libvirt runs it; should the copy end first, migrate it back and try
-    again. (source, destination, domain name).
+    libvirt runs it; should the copy complete first, migrate it back and
+    try again; a migration that fails fails the step. (source,
+    destination, domain name).
     """
     cloud = scenario.cloud
     for _ in range(ATTEMPTS):
@@ -567,12 +570,15 @@ def held_live_migration(scenario, server_id):
             if throttle_migration(host, domain, HELD_MIB_PER_SECOND):
                 outcome['held'] = True
                 return True
-            return migration_status(cloud, server_id) in (
-                'completed', 'error', 'failed')
+            outcome['status'] = migration_status(cloud, server_id)
+            return outcome['status'] in ('completed', 'error', 'failed')
         api.wait('the live migration copying memory', held_or_over, 120,
                  interval=0.05)
-        if outcome:
+        if outcome.get('held'):
             return source, destination, domain
+        check(outcome['status'] == 'completed',
+              f'the live migration {source} -> {destination} ended '
+              f'{outcome["status"]} before RabbitMQ was restarted')
         say(f'the live migration {source} -> {destination} ended before it '
             'could be slowed down; again the other way')
         cloud.wait_server(server_id)

@@ -335,3 +335,42 @@ class FaultConfirmedTest(unittest.TestCase):
         service.name = 'gone'
         with self.assertRaisesRegex(client.Failed, 'not running'):
             faults.kill(service)
+
+
+class HeldLiveMigrationTest(unittest.TestCase):
+    """A live migration that ends before it is slowed down: one that
+    completed is tried again the other way, one that failed fails.
+    """
+
+    def held(self, statuses):
+        cloud = mock.Mock()
+        cloud.host_of.return_value = hosts.HOSTS[0].name
+        cloud.server.return_value = {
+            'OS-EXT-SRV-ATTR:instance_name': 'instance-1'}
+        scenario = mock.Mock(cloud=cloud)
+        scenario.other_host.return_value = hosts.HOSTS[1].name
+        answers = iter(statuses)
+        with mock.patch.object(faults, 'throttle_migration',
+                               return_value=False), \
+                mock.patch.object(faults, 'migration_status',
+                                  lambda cloud, server: next(answers)):
+            return faults.held_live_migration(scenario, 'server'), cloud
+
+    def test_a_failed_migration_fails(self):
+        with self.assertRaisesRegex(client.Failed, 'ended error'):
+            self.held(['running', 'error'])
+
+    def test_a_completed_one_is_tried_again(self):
+        with self.assertRaisesRegex(client.Failed, 'no live migration '
+                                    'could be slowed down in 3'):
+            self.held(['completed'] * 3)
+
+
+class GoneServerTest(unittest.TestCase):
+
+    def test_a_server_that_vanished_is_a_problem(self):
+        cloud = mock.Mock()
+        cloud.admin.call.return_value = mock.Mock(status=404)
+        facts, problems = faults.state(cloud, ['server'], [])
+        self.assertEqual({'server': 'gone'}, facts['servers'])
+        self.assertEqual(['server server is gone (404)'], problems)
