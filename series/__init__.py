@@ -30,7 +30,9 @@ test patches one attribute in one place and every module sees it.
              it adds or changes and flake8, in a worktree of the commit
   mutants    mutants.toml: each guard of the series removed in turn, and
              the tests that must fail with it run
-  docs       sphinx-build -W of the patched docs and release notes
+  patched_docs
+             sphinx-build -W of the patched projects' docs and release
+             notes
   contract   the contract suite on the release and on the patched tree
   spec       the specs in specs/ (Nova's, Cinder's): title checks,
              sphinx -W

@@ -18,7 +18,7 @@ from series.cloud import cli as cloud
 from series import config
 from series import contract
 from series import demo
-from series import docs
+from series import patched_docs
 from series import each
 from series import identity
 from series import manual
@@ -102,7 +102,7 @@ def each_commit(args, project):
 
 def build_docs(args, project):
     started = time.monotonic()
-    return suites.print_summary(docs.docs(project, args.only), started)
+    return suites.print_summary(patched_docs.docs(project, args.only), started)
 
 
 def build_manual(args, project):
@@ -212,7 +212,7 @@ def build_parser():
                      help='stop after patch N (default: the last)')
     sub = verb('docs', build_docs, 'sphinx-build -W the patched docs')
     sub.add_argument('--only', action='append', default=[],
-                     choices=[name for name, _, _ in docs.DOC_BUILDS])
+                     choices=[name for name, _, _ in patched_docs.DOC_BUILDS])
     verb('manual', build_manual, "build this repository's manual "
          '(doc/source) with sphinx -W and check it', default=False)
     verb('contract', run_contract, 'the contract suite (contract/<project>/) '

@@ -1,8 +1,8 @@
-"""Tests of series.docs: the release notes repository."""
+"""Tests of series.patched_docs: the release notes repository."""
 
 import subprocess
 
-from series import docs
+from series import patched_docs
 from series import queue
 from series.tests import base
 
@@ -25,7 +25,8 @@ class ReleaseNotesRepoTest(base.SeriesTestCase):
             'features:\n  - A feature.\n')
         self.commit('Add a feature with its release note')
 
-        repo = docs.release_notes_repo(self.project, 'releasenotes/source')
+        repo = patched_docs.release_notes_repo(self.project,
+                                               'releasenotes/source')
 
         files = subprocess.run(['git', 'ls-files'], cwd=repo, check=True,
                                capture_output=True, text=True).stdout
