@@ -25,7 +25,11 @@ console one line per virtio disk:
   does not pass the guest kernel's read-only check: a bio submitted by a
   kernel module built for the guest's kernel (guest_write.c), which the
   block layer lets through with a warning. -5 (EIO) on a disk whose `ro`
-  is 1 is QEMU refusing the write; 0 would be QEMU writing it.
+  is 1 is QEMU refusing the write; 0 would be QEMU writing it. `none`
+  when the module logged no result (insmod failed before it ran): the
+  guest then prints `guest-bypass-missing tag=... ` with insmod's error,
+  and the round says nothing about that disk's bypass write (latest()
+  leaves it out).
 
 Neither says whether the volume's data changed: the host checks that
 itself, in the volume's RBD image. So that it can, each guest writes only
@@ -86,7 +90,7 @@ SLOTS = SLOT_REGION // 2
 LINE = re.compile(
     r'^guest-disk boot=(?P<boot>[0-9a-f]{8}) seq=(?P<seq>\d+) '
     r'(?P<disk>vd[a-z]+) serial=(?P<serial>\S+) ro=(?P<ro>[01]) '
-    r'sector=(?P<sector>\d+) bypass=(?P<bypass>-?\d+) '
+    r'sector=(?P<sector>\d+) bypass=(?P<bypass>-?\d+|none) '
     r'write=(?P<write>OK|FAILED)(?:\((?P<error>[^)\r\n]*)\))?\s*$', re.M)
 
 INIT = f"""\
@@ -152,11 +156,16 @@ while true; do
         tag=$boot-$seq-$name
         insmod /modules/guest_write.ko path=/dev/$name \\
             sector=$((sector + 1)) marker="$mark,via=bio" tag=$tag \\
-            2>/dev/null
+            2>/tmp/insmod
         bypass=$(dmesg | grep "guest-bypass tag=$tag " | tail -n 1)
         bypass=${{bypass##*result=}}
+        if [ -z "$bypass" ]; then
+            bypass=none
+            echo "guest-bypass-missing tag=$tag" \\
+                 "$(head -c 160 /tmp/insmod | tr '\\n' ' ')"
+        fi
         echo "guest-disk boot=$boot seq=$seq $name serial=${{serial:--}}" \\
-             "ro=$ro sector=$sector bypass=${{bypass:-1}} write=$write"
+             "ro=$ro sector=$sector bypass=$bypass write=$write"
     done
     sleep {REPORT_SECONDS}
 done
@@ -382,13 +391,16 @@ class Report:
     serial: str
     ro: bool
     sector: int
-    bypass: int
+    # The errno, or None when the module logged no result.
+    bypass: int | None
     write: str
     error: str
 
     @property
     def bypass_text(self):
-        """'written', or the errno's name (EIO)."""
+        """'written', the errno's name (EIO), or 'missing'."""
+        if self.bypass is None:
+            return 'missing'
         if self.bypass == 0:
             return 'written'
         return errno.errorcode.get(-self.bypass, str(self.bypass))
@@ -398,15 +410,28 @@ def reports(console):
     """Every guest-disk line of the console, in order, as Reports."""
     return [Report(found['boot'], int(found['seq']), found['disk'],
                    found['serial'], found['ro'] == '1',
-                   int(found['sector']), int(found['bypass']),
+                   int(found['sector']),
+                   None if found['bypass'] == 'none' else int(found['bypass']),
                    found['write'], found['error'] or '')
             for found in LINE.finditer(console)]
 
 
+MISSING = re.compile(r'^guest-bypass-missing tag=(?P<tag>\S+) ?(?P<why>.*?)'
+                     r'\s*$', re.M)
+
+
+def missing(console):
+    """{tag: insmod's error} of the rounds whose bypass write logged no
+    result (tag: boot-seq-disk).
+    """
+    return {found['tag']: found['why'] for found in MISSING.finditer(console)}
+
+
 def latest(console, after=None):
-    """{disk: Report}: the last line of each disk in the guest's latest
-    boot, counting only rounds after `after` (a (boot, seq) pair; rounds
-    of another boot all count).
+    """{disk: Report}: the last complete line of each disk in the
+    guest's latest boot (one whose bypass write logged its result),
+    counting only rounds after `after` (a (boot, seq) pair; rounds of
+    another boot all count).
     """
     lines = reports(console)
     if not lines:
@@ -417,6 +442,8 @@ def latest(console, after=None):
         if line.boot != boot:
             continue
         if after and after[0] == boot and line.seq <= after[1]:
+            continue
+        if line.bypass is None:
             continue
         found[line.disk] = line
     return found

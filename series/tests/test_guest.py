@@ -45,6 +45,22 @@ class ReportsTest(unittest.TestCase):
         self.assertEqual('written', guest.reports(line(
             '3f2a9c1b', 1, 'vda'))[0].bypass_text)
 
+    def test_a_bypass_write_that_logged_no_result(self):
+        console = (line('aaaaaaaa', 3, 'vdb', bypass=0) +
+                   'guest-bypass-missing tag=aaaaaaaa-4-vdb insmod: '
+                   "can't insert '/modules/guest_write.ko': Cannot "
+                   'allocate memory \r\n' +
+                   line('aaaaaaaa', 4, 'vdb', bypass='none'))
+        self.assertEqual('missing', guest.reports(console)[1].bypass_text)
+        self.assertIsNone(guest.reports(console)[1].bypass)
+        # Such a round says nothing: the last complete one stands.
+        self.assertEqual(3, guest.latest(console)['vdb'].seq)
+        self.assertEqual({}, guest.latest(console, after=('aaaaaaaa', 3)))
+        self.assertEqual(
+            {'aaaaaaaa-4-vdb': "insmod: can't insert "
+             "'/modules/guest_write.ko': Cannot allocate memory"},
+            guest.missing(console))
+
     def test_latest_line_per_disk_of_the_latest_boot(self):
         console = (line('aaaaaaaa', 7, 'vdc') +
                    'guest-ready boot=bbbbbbbb uuid=x\r\n' +
