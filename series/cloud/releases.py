@@ -100,10 +100,14 @@ def running_release(pid):
     """SERIES or PRISTINE: what the running process `pid` imports, read
     from its own environment (/proc/PID/environ), not from a new Python:
     the pristine releases only with their directory first on its
-    PYTHONPATH.
+    PYTHONPATH. None when that environment is blank: oslo.service's
+    setproctitle writes the process title over it (nova-conductor,
+    nova-scheduler).
     """
     entries = Path(f'/proc/{pid}/environ').read_bytes().split(b'\0')
     environ = dict(entry.split(b'=', 1) for entry in entries if b'=' in entry)
+    if not environ:
+        return None
     path = environ.get(b'PYTHONPATH', b'').decode().split(os.pathsep)
     return PRISTINE if path[0] == str(pristine_path()) else SERIES
 

@@ -469,28 +469,56 @@ def service_parts():
     return parts
 
 
-def running_releases():
-    """{service: {'part', 'pid', 'runs', 'should'}} of the running Nova
-    and Cinder services: the release each process runs, read from the
-    process itself, and the release of its part.
+# The service version each release's Nova services write when they start.
+SERVICE_VERSIONS = {74: releases.PRISTINE, 75: releases.SERIES}
+
+
+def written_versions():
+    """{(binary, host or None): the service version the running Nova
+    service wrote at its start} (the control services' host is left out:
+    one of each).
     """
-    running = {}
+    return {(binary, host if binary == 'nova-compute' else None):
+            int(version) for host, binary, version in query(
+                'mae_nova', 'SELECT host, `binary`, version FROM services '
+                'WHERE deleted = 0')}
+
+
+def running_releases():
+    """{service: {'part', 'pid', 'runs', 'by', 'should'}} of the running
+    Nova and Cinder services: the release each process runs, read from
+    the process itself (its environment, or, where setproctitle blanked
+    it, the service version it wrote when it started), and the release
+    of its part.
+    """
+    running, written = {}, None
     for name, part in service_parts().items():
-        pid = services.by_name(name).pid()
-        running[name] = {
-            'part': part, 'pid': pid,
-            'runs': releases.running_release(pid) if pid else None,
-            'should': releases.release_of(part)}
+        service = services.by_name(name)
+        pid = service.pid()
+        runs = releases.running_release(pid) if pid else None
+        by = 'its environment'
+        if pid and runs is None and service.reports_as:
+            written = written if written is not None else written_versions()
+            version = written.get(service.reports_as[1:])
+            runs = SERVICE_VERSIONS.get(version)
+            by = f'the service version it wrote ({version})'
+        running[name] = {'part': part, 'pid': pid, 'runs': runs, 'by': by,
+                         'should': releases.release_of(part)}
     return running
 
 
 def running_problems(running):
-    """A service not running, or running another release than its
-    part's.
+    """A service not running, running another release than its part's,
+    or whose release its process does not tell.
     """
-    return [f'{name} ' + (f'runs {entry["runs"]}, its part '
-                          f'{entry["part"]} {entry["should"]}'
-                          if entry['pid'] else 'is not running')
+    def problem(entry):
+        if not entry['pid']:
+            return 'is not running'
+        if entry['runs'] is None:
+            return f'does not tell its release ({entry["by"]})'
+        return (f'runs {entry["runs"]} ({entry["by"]}), its part '
+                f'{entry["part"]} {entry["should"]}')
+    return [f'{name} {problem(entry)}'
             for name, entry in sorted(running.items())
             if entry['runs'] != entry['should']]
 

@@ -3,7 +3,9 @@ part of the cloud runs, as its services and management commands see it.
 """
 
 import os
+from pathlib import Path
 import subprocess
+import time
 from unittest import mock
 
 from series.cloud import deploy
@@ -63,10 +65,18 @@ class RunningReleaseTest(base.RootTestCase):
     """What a running process imports, read from its own environment."""
 
     def started(self, env):
+        """A child with `env`, once it has executed sleep (until then
+        /proc shows another environment).
+        """
         child = subprocess.Popen(['sleep', '30'], env=env)
         self.addCleanup(child.wait)
         self.addCleanup(child.kill)
-        return child.pid
+        cmdline = Path(f'/proc/{child.pid}/cmdline')
+        for _ in range(500):
+            if cmdline.read_bytes().startswith(b'sleep\0'):
+                return child.pid
+            time.sleep(0.01)
+        self.fail('the child did not execute sleep')
 
     def test_a_process_with_the_pristine_releases_first(self):
         pid = self.started({'PYTHONPATH': os.pathsep.join(
@@ -74,8 +84,12 @@ class RunningReleaseTest(base.RootTestCase):
         self.assertEqual(releases.PRISTINE, releases.running_release(pid))
 
     def test_a_process_without_them_or_with_them_later(self):
-        self.assertEqual(releases.SERIES,
-                         releases.running_release(self.started({})))
+        self.assertEqual(releases.SERIES, releases.running_release(
+            self.started({'HOME': '/root'})))
         pid = self.started({'PYTHONPATH': os.pathsep.join(
             ['/elsewhere', str(releases.pristine_path())])})
         self.assertEqual(releases.SERIES, releases.running_release(pid))
+
+    def test_a_blank_environment_tells_nothing(self):
+        # As setproctitle leaves it: the title written over it.
+        self.assertIsNone(releases.running_release(self.started({})))

@@ -158,7 +158,8 @@ class RunningReleasesTest(unittest.TestCase):
     """Each running service must run the release of its part."""
 
     def entry(self, part, runs, should, pid=42):
-        return {'part': part, 'pid': pid, 'runs': runs, 'should': should}
+        return {'part': part, 'pid': pid, 'runs': runs, 'should': should,
+                'by': 'its environment'}
 
     def test_every_service_on_its_parts_release(self):
         running = {'nova-api': self.entry('control', 'pristine', 'pristine'),
@@ -169,9 +170,14 @@ class RunningReleasesTest(unittest.TestCase):
     def test_a_service_left_on_the_old_release_fails(self):
         running = {'nova-compute-b': self.entry('mae-compute-b', 'pristine',
                                                 'series')}
-        self.assertEqual(['nova-compute-b runs pristine, its part '
-                          'mae-compute-b series'],
+        self.assertEqual(['nova-compute-b runs pristine (its environment), '
+                          'its part mae-compute-b series'],
                          upgrade.running_problems(running))
+
+    def test_a_service_that_does_not_tell_fails(self):
+        running = {'cinder-volume': self.entry('control', None, 'series')}
+        self.assertEqual(['cinder-volume does not tell its release (its '
+                          'environment)'], upgrade.running_problems(running))
 
     def test_a_service_not_running_fails(self):
         running = {'cinder-volume': self.entry('control', None, 'series',
@@ -186,6 +192,24 @@ class RunningReleasesTest(unittest.TestCase):
         self.assertEqual('mae-compute-a', parts['nova-compute-a'])
         self.assertEqual('mae-compute-b', parts['nova-compute-b'])
         self.assertEqual(8, len(parts))
+
+    def test_a_blanked_environment_is_read_from_the_written_version(self):
+        written = {('nova-conductor', None): 74, ('nova-scheduler', None): 75,
+                   ('nova-compute', 'mae-compute-a'): 75,
+                   ('nova-compute', 'mae-compute-b'): 74}
+        with mock.patch.object(upgrade.services.Service, 'pid',
+                               return_value=42), \
+                mock.patch.object(releases, 'running_release',
+                                  return_value=None), \
+                mock.patch.object(upgrade, 'written_versions',
+                                  return_value=written):
+            running = upgrade.running_releases()
+        self.assertEqual('pristine', running['nova-conductor']['runs'])
+        self.assertEqual('series', running['nova-scheduler']['runs'])
+        self.assertEqual('pristine', running['nova-compute-b']['runs'])
+        self.assertIn('(74)', running['nova-compute-b']['by'])
+        # Cinder writes no Nova service version: nothing to tell by.
+        self.assertIsNone(running['cinder-volume']['runs'])
 
     def test_a_phase_fails_when_a_service_runs_another_release(self):
         phases = upgrade.Upgrade.__new__(upgrade.Upgrade)
