@@ -18,10 +18,10 @@ from series.cloud import venv as cloud_venv
 from series import config
 from series import contract
 from series import demo
-from series import patched_docs
 from series import envs
 from series import manual
 from series import mutants
+from series import patched_docs
 from series import process
 from series import queue
 from series import spec

@@ -18,11 +18,11 @@ from series.cloud import cli as cloud
 from series import config
 from series import contract
 from series import demo
-from series import patched_docs
 from series import each
 from series import identity
 from series import manual
 from series import mutants
+from series import patched_docs
 from series import process
 from series import queue
 from series import rebase

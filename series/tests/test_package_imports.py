@@ -2,10 +2,10 @@
 cycles found, and none in the package itself.
 """
 
+from pathlib import Path
 import re
 import tempfile
 import unittest
-from pathlib import Path
 
 import series
 from series import package_imports
