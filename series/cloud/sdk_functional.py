@@ -1,7 +1,8 @@
 """A scenario step: upstream openstacksdk's functional tests of volume
-attachments (its series applied, the attach mode tests among them)
-against the real cloud, as its devstack job runs them, with the cloud's
-clouds.yaml in place of devstack's cloud names.
+attachments (its series applied, the attach mode tests among them) and
+the cloud layer's tests of attach modes, against the real cloud, as its
+devstack job runs them, with the cloud's clouds.yaml in place of
+devstack's cloud names.
 """
 
 import os
@@ -14,11 +15,13 @@ from series import process
 from series import queue
 from series import suites
 
-TESTS = r'^openstack\.tests\.functional\.compute\.v2\.test_volume_attachment\.'
-# As its tox functional environment with OPENSTACKSDK_TESTS_SUBDIR: the
-# discovery imports only the compute tests (the examples connect to a
-# cloud named devstack-admin at import time).
-TEST_PATH = './openstack/tests/functional/compute/v2'
+TESTS = (r'^openstack\.tests\.functional\.'
+         r'(compute\.v2\.test_volume_attachment\.'
+         r'|cloud\.test_compute\.TestComputeVolumeAttachMode\.)')
+# As its tox functional environment: the discovery imports every
+# functional test module, the examples among them, which make a
+# connection to OS_TEST_CLOUD at import time.
+TEST_PATH = './openstack/tests/functional'
 FLAVOR = deploy.FLAVORS[0][0]
 
 
@@ -29,6 +32,7 @@ def environment(clouds_yaml):
     return {'OS_CLIENT_CONFIG_FILE': str(clouds_yaml),
             'OS_TEST_TIMEOUT': '600',
             'OS_CLOUD': 'mae-admin',
+            'OS_TEST_CLOUD': 'mae-admin',
             'OPENSTACKSDK_DEMO_CLOUD': 'mae',
             'OPENSTACKSDK_DEMO_CLOUD_ALT': 'mae',
             'OPENSTACKSDK_OPERATOR_CLOUD': 'mae-admin',

@@ -13,6 +13,7 @@ import hashlib
 import io
 import os
 from pathlib import Path
+import re
 import shutil
 import socket
 import subprocess
@@ -173,3 +174,43 @@ class RootTestCase(unittest.TestCase):
         patcher = mock.patch.object(config, 'ROOT', self.root)
         patcher.start()
         self.addCleanup(patcher.stop)
+
+
+def functional_tests_added(patch):
+    """The ids of the functional tests that `patch` (a git format-patch
+    file of this repository) adds: each added `def test_...` of a
+    functional test module, in the class an added line or its hunk's
+    header names.
+    """
+    ids, module, klass = [], None, None
+    for line in patch.read_text().splitlines():
+        if line.startswith('+++ b/'):
+            path = line[len('+++ b/'):]
+            module = (path[:-len('.py')].replace('/', '.')
+                      if '/tests/functional/' in path else None)
+            klass = None
+        elif line.startswith('@@') and module:
+            header = re.search(r'@@ class (\w+)', line)
+            klass = header.group(1) if header else klass
+        elif line.startswith('+') and module:
+            match = re.match(r'\+(class (\w+)|    def (test_\w+))\(', line)
+            if match and match.group(2):
+                klass = match.group(2)
+            elif match:
+                ids.append(f'{module}.{klass}.{match.group(3)}')
+    return ids
+
+
+def assert_selects_functional_tests_added(case, project, tests, count,
+                                          not_selected):
+    """`tests`, a regular expression, selects every functional test that
+    `project`'s patches add (`count` of them) and not `not_selected`.
+    """
+    patches = sorted((REPOSITORY / 'patches' / project).glob('*.patch'))
+    added = [test for patch in patches
+             for test in functional_tests_added(patch)]
+    case.assertEqual(count, len(added))
+    selected = re.compile(tests)
+    for test in added:
+        case.assertTrue(selected.search(test), test)
+    case.assertFalse(selected.search(not_selected))

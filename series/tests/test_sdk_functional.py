@@ -23,3 +23,10 @@ class SdkFunctionalTest(base.RootTestCase):
         self.assertLessEqual(named, set(clouds))
         self.assertIn(env['OPENSTACKSDK_FLAVOR'],
                       [name for name, _ in deploy.FLAVORS])
+        self.assertEqual(env['OS_CLOUD'], env['OS_TEST_CLOUD'])
+
+    def test_it_selects_every_functional_test_of_the_series(self):
+        base.assert_selects_functional_tests_added(
+            self, 'openstacksdk', sdk_functional.TESTS, 7,
+            'openstack.tests.functional.cloud.test_compute.TestCompute.'
+            'test_attach_detach_volume')
