@@ -24,8 +24,8 @@ test patches one attribute in one place and every module sees it.
   envs       the test virtualenv pinned by upper-constraints
   selection  the tests that cover what the series changes
   suites     what runs and is counted (SuiteResult): stestr suites,
-             flake8, mypy, this repository's own tests, bench, and the
-             summary table
+             this repository's own tests, bench, and the summary table
+  linters    the static checks: flake8, lint commands, mypy (SuiteResult)
   each       every commit with only the commits before it: the tests
              it adds or changes and flake8, in a worktree of the commit
   mutants    mutants.toml: each guard of the series removed in turn, and
@@ -52,11 +52,18 @@ test patches one attribute in one place and every module sees it.
              network, macvtap_agent), client and api (REST), releases
              (pristine or series), deploy (up, down, status), views and
              rbd_probe (libvirt XML, QMP, RBD), ledger (what the
-             scenario made against what the cloud holds), scenario,
-             faults, upgrade, tempest, sdk_functional (openstacksdk's
-             functional tests), cli
+             scenario made against what the cloud holds), tracker (what
+             a run made and expects, its report), attachment_checks
+             (each attachment from five places), steps (running a
+             step), fault_aftermath (what a fault left, cleaned),
+             faults, attach_steps, move_steps, prefilter_step (the
+             scenario's steps), tempest, sdk_functional and
+             osc_functional (openstacksdk's and python-openstackclient's
+             functional tests), scenario, databases, upgrade_phases,
+             upgrade (the rolling upgrade), cli
   ci         everything CI runs, including a standalone clone
-  cli        the command line: build_parser() and one function per verb
+  cli        the command line: build_parser(), and per verb a function
+             and the add_<verb>() that makes its parser
 
 A module imports only modules above it in this list, so there are no
 import cycles. series/tests/ holds the unit tests, one test module per

@@ -19,6 +19,7 @@ from series import config
 from series import contract
 from series import demo
 from series import envs
+from series import linters
 from series import manual
 from series import mutants
 from series import patched_docs
@@ -121,7 +122,7 @@ def real_cloud():
     to the series, rolled back, then on the series again), `cloud
     scenario` on the cloud it leaves (on a new one if it left none), and
     `cloud down`: the upgrade's phases, the scenario's steps and the
-    tempest and openstacksdk tests it ran, as results. Whatever goes
+    tempest and client functional tests it ran, as results. Whatever goes
     wrong, down runs and CI goes on to its summary with the failure in
     it.
     """
@@ -165,12 +166,15 @@ def real_cloud():
             name='real cloud tempest', passed=tempest['passed'],
             failed=tempest['failed'], skipped=tempest['skipped'],
             error=', '.join(tempest['failures'])))
-    sdk = report.get('openstacksdk')
-    if sdk:
-        results.append(suites.SuiteResult(
-            name='real cloud openstacksdk functional', passed=sdk['passed'],
-            failed=sdk['failed'], skipped=sdk['skipped'],
-            error=', '.join(sdk['failures'])))
+    for key, client in (('openstacksdk', 'openstacksdk'),
+                        ('openstackclient', 'python-openstackclient')):
+        functional = report.get(key)
+        if functional:
+            results.append(suites.SuiteResult(
+                name=f'real cloud {client} functional',
+                passed=functional['passed'], failed=functional['failed'],
+                skipped=functional['skipped'],
+                error=', '.join(functional['failures'])))
     results.append(suites.SuiteResult(
         name='real cloud rolling upgrade', passed=phases_passed,
         failed=upgrade.PHASES - phases_passed + len(upgrade_errors),
@@ -271,7 +275,7 @@ def cinder_and_devstack(cinder, timings, databases):
                                    suites.test, cinder, databases=databases,
                                    background=True))
         results.append(timings.run('cinder flake8 (beside the cloud)',
-                                   suites.lint, cinder))
+                                   linters.lint, cinder))
         results.append(timings.run('cinder contract (beside the cloud)',
                                    contract.contract, cinder))
     # The devstack plugin's tests are not a package: no top-level directory.
@@ -292,9 +296,9 @@ def docs_and_clients(projects, timings):
     """
     nova = projects['nova']
     results = timings.run('nova docs', patched_docs.docs, nova)
-    results.append(timings.run('nova flake8', suites.lint, nova))
-    results.append(timings.run('nova mypy', suites.typecheck, nova))
-    results.append(timings.run('tools flake8', suites.lint_tools, nova))
+    results.append(timings.run('nova flake8', linters.lint, nova))
+    results.append(timings.run('nova mypy', linters.typecheck, nova))
+    results.append(timings.run('tools flake8', linters.lint_tools, nova))
     results.extend(timings.run('spec checks', spec.spec_checks, nova))
     results.extend(timings.run('manual', manual.check, nova))
     # os-traits and the clients (openstacksdk, python-openstackclient,
@@ -305,7 +309,7 @@ def docs_and_clients(projects, timings):
         if name not in ('nova', 'cinder') and queue.read_series(project):
             results.extend(timings.run(f'{name} tests', suites.test,
                                        project))
-            results.append(timings.run(f'{name} lint', suites.lint, project))
+            results.append(timings.run(f'{name} lint', linters.lint, project))
     # The tool tests that run the real stestr skip before any virtualenv
     # exists, as in the first run above; they run here, where they must
     # pass.

@@ -1,10 +1,12 @@
 """`tools/series`: the command line. `tools/series --help` lists the
-verbs; each verb is one function here, set as its parser's `func`.
+verbs; each verb is one function here, set as its parser's `func` by the
+add_<verb>() beside it, and build_parser() adds them in --help's order.
 
 A series is patches/<project>/series (quilt format) plus `git
 format-patch` files beside it, applied to the release sdist pinned in
 projects.toml. Everything this tool materialises lives under .work/.
-Every verb takes the project name (default: nova; for status: all).
+A verb about a project takes its name, most often optional with nova
+as the default (status: every project).
 """
 
 import argparse
@@ -20,6 +22,7 @@ from series import contract
 from series import demo
 from series import each
 from series import identity
+from series import linters
 from series import manual
 from series import mutants
 from series import patched_docs
@@ -33,8 +36,27 @@ DESCRIPTION = 'The patch queue of each upstream project this repository ' \
     'patches.'
 
 
+def add_verb(verbs, name, func, help_text, default='nova'):
+    """Add the parser of the verb `name`, which runs `func`, with an
+    optional project argument that defaults to `default` (none at all
+    when `default` is False); return the parser.
+    """
+    sub = verbs.add_parser(name, help=help_text)
+    if default is not False:
+        sub.add_argument('project', nargs='?', default=default)
+    sub.set_defaults(func=func)
+    return sub
+
+
 def apply(args, project):
     queue.apply(project, force=args.force)
+
+
+def add_apply(verbs):
+    sub = add_verb(verbs, 'apply', apply,
+                   'build the work tree: base + one commit per patch')
+    sub.add_argument('--force', action='store_true',
+                     help='discard un-exported work in the work tree')
 
 
 def export(args, project):
@@ -46,6 +68,15 @@ def export(args, project):
     queue.export(project)
 
 
+def add_export(verbs):
+    sub = add_verb(verbs, 'export', export,
+                   'write the work tree commits back to patches/')
+    sub.add_argument('--upstream', type=Path, metavar='DIR',
+                     help='instead, write patches/PROJECT to DIR as '
+                     'proposed upstream (its requirement lines asking for '
+                     'upstream releases)')
+
+
 def check(args, project):
     problems = checks.check(project, args.quilt, args.upstream)
     for problem in problems:
@@ -55,8 +86,25 @@ def check(args, project):
     process.say(f'{project.name}: series check clean')
 
 
+def add_check(verbs):
+    sub = add_verb(verbs, 'check', check, 'fail if anything is not '
+                   'exported or does not apply')
+    sub.add_argument('--quilt', action='store_true',
+                     help='also apply the series with quilt push -a')
+    sub.add_argument('--upstream', action='store_true',
+                     help='about to push: every Depends-On must be a '
+                     'review URL, not a Change-Id placeholder')
+
+
 def sign(args, project):
     identity.sign(project, args.identity)
+
+
+def add_sign(verbs):
+    sub = add_verb(verbs, 'sign', sign, 'author and sign off every commit '
+                   'of the work tree as you (export afterwards)')
+    sub.add_argument('--as', dest='identity', metavar='"NAME <E-MAIL>"',
+                     help='default: git config user.name and user.email')
 
 
 def rpm_patches(args, project):
@@ -64,10 +112,23 @@ def rpm_patches(args, project):
         print(line)
 
 
+def add_rpm_patches(verbs):
+    sub = add_verb(verbs, 'rpm-patches', rpm_patches,
+                   'print the series as RPM spec Patch lines')
+    sub.add_argument('--start', type=int, default=1, metavar='N',
+                     help='number the first patch N, after the spec '
+                     'file\'s own Patch lines (default: 1)')
+
+
 def status(args, project):
     for each_project in ([project] if project else
                          config.load_projects().values()):
         process.say(queue.status(each_project))
+
+
+def add_status(verbs):
+    add_verb(verbs, 'status', status, 'one-line summary of each project',
+             default=None)
 
 
 def rebase_series(args, project):
@@ -78,6 +139,23 @@ def rebase_series(args, project):
                                  '--continue')
     else:
         rebase.rebase(project, args.version, args.sha256, args.index)
+
+
+def add_rebase(verbs):
+    sub = add_verb(verbs, 'rebase', rebase_series, 'replay the series onto '
+                   'another release of the project and pin it if the '
+                   'result checks clean')
+    sub.add_argument('version', nargs='?',
+                     help='the release to move to, e.g. 34.0.1')
+    sub.add_argument('--sha256',
+                     help='the sdist digest to require (default: the one '
+                     'the package index publishes)')
+    sub.add_argument('--index', default=rebase.PACKAGE_INDEX,
+                     help='the PEP 503 index that publishes the digest '
+                     '(default: %(default)s)')
+    sub.add_argument('--continue', dest='resume', action='store_true',
+                     help='finish a rebase stopped on a conflict, once '
+                     '`git am` is done in the work tree')
 
 
 def test(args, project):
@@ -91,105 +169,8 @@ def test(args, project):
     return suites.print_summary(results, started)
 
 
-def lint(args, project):
-    return 1 if (suites.lint(project).failed or
-                 suites.typecheck(project).failed) else 0
-
-
-def each_commit(args, project):
-    return each.each(project, args.first, args.last)
-
-
-def build_docs(args, project):
-    started = time.monotonic()
-    return suites.print_summary(patched_docs.docs(project, args.only), started)
-
-
-def build_manual(args, project):
-    started = time.monotonic()
-    return suites.print_summary(manual.check(project), started)
-
-
-def run_contract(args, project):
-    started = time.monotonic()
-    return suites.print_summary([contract.contract(project)], started)
-
-
-def bench(args, project):
-    return suites.bench(project, args.benchmark, args.arguments)
-
-
-def run_ci(args, project):
-    return ci.ci(args)
-
-
-def run_demo(args, project):
-    return demo.demo(args)
-
-
-def run_cloud(args, project):
-    return cloud.main(args.action)
-
-
-def run_mutants(args, project):
-    return mutants.mutants(args.names, args.projects or ())
-
-
-def build_parser():
-    parser = argparse.ArgumentParser(
-        prog='tools/series', description=DESCRIPTION,
-        epilog='See doc/source/contributors.rst for the workflow.')
-    verbs = parser.add_subparsers(dest='verb', required=True)
-
-    def verb(name, func, help, default='nova'):
-        sub = verbs.add_parser(name, help=help)
-        if default is not False:
-            sub.add_argument('project', nargs='?', default=default)
-        sub.set_defaults(func=func)
-        return sub
-
-    sub = verb('apply', apply,
-               'build the work tree: base + one commit per patch')
-    sub.add_argument('--force', action='store_true',
-                     help='discard un-exported work in the work tree')
-    sub = verb('export', export,
-               'write the work tree commits back to patches/')
-    sub.add_argument('--upstream', type=Path, metavar='DIR',
-                     help='instead, write patches/PROJECT to DIR as '
-                     'proposed upstream (its requirement lines asking for '
-                     'upstream releases)')
-    sub = verb('check', check, 'fail if anything is not exported or does '
-               'not apply')
-    sub.add_argument('--quilt', action='store_true',
-                     help='also apply the series with quilt push -a')
-    sub.add_argument('--upstream', action='store_true',
-                     help='about to push: every Depends-On must be a '
-                     'review URL, not a Change-Id placeholder')
-    sub = verb('sign', sign, 'author and sign off every commit of the work '
-               'tree as you (export afterwards)')
-    sub.add_argument('--as', dest='identity', metavar='"NAME <E-MAIL>"',
-                     help='default: git config user.name and user.email')
-    sub = verb('rpm-patches', rpm_patches,
-               'print the series as RPM spec Patch lines')
-    sub.add_argument('--start', type=int, default=1, metavar='N',
-                     help='number the first patch N, after the spec '
-                     'file\'s own Patch lines (default: 1)')
-    verb('status', status, 'one-line summary of each project', default=None)
-    sub = verb('rebase', rebase_series, 'replay the series onto another '
-               'release of the project and pin it if the result checks '
-               'clean')
-    sub.add_argument('version', nargs='?',
-                     help='the release to move to, e.g. 34.0.1')
-    sub.add_argument('--sha256',
-                     help='the sdist digest to require (default: the one '
-                     'the package index publishes)')
-    sub.add_argument('--index', default=rebase.PACKAGE_INDEX,
-                     help='the PEP 503 index that publishes the digest '
-                     '(default: %(default)s)')
-    sub.add_argument('--continue', dest='resume', action='store_true',
-                     help='finish a rebase stopped on a conflict, once '
-                     '`git am` is done in the work tree')
-    sub = verb('test', test, 'run the tests on the work tree')
+def add_test(verbs):
+    sub = add_verb(verbs, 'test', test, 'run the tests on the work tree')
     sub.add_argument('tests', nargs='*', metavar='TEST',
                      help='test modules or stestr regexes (default: the '
                      'selection derived from the series)')
@@ -201,40 +182,110 @@ def build_parser():
     sub.add_argument('--databases', action='store_true',
                      help='fail unless the MySQL and PostgreSQL tests ran')
     sub.add_argument('--concurrency', type=int)
-    verb('lint', lint, 'flake8 with hacking on the files the series '
-         'changes, and mypy')
-    sub = verb('each', each_commit, 'the tests each commit adds or changes '
-               'and flake8 on its Python files, with only the commits '
-               'before it')
+
+
+def lint(args, project):
+    return 1 if (linters.lint(project).failed or
+                 linters.typecheck(project).failed) else 0
+
+
+def add_lint(verbs):
+    add_verb(verbs, 'lint', lint, 'flake8 with hacking on the files the '
+             'series changes, and mypy')
+
+
+def each_commit(args, project):
+    return each.each(project, args.first, args.last)
+
+
+def add_each(verbs):
+    sub = add_verb(verbs, 'each', each_commit, 'the tests each commit adds '
+                   'or changes and flake8 on its Python files, with only '
+                   'the commits before it')
     sub.add_argument('--from', dest='first', type=int, metavar='N',
                      help='start at patch N (default: 1)')
     sub.add_argument('--to', dest='last', type=int, metavar='N',
                      help='stop after patch N (default: the last)')
-    sub = verb('docs', build_docs, 'sphinx-build -W the patched docs')
+
+
+def build_docs(args, project):
+    started = time.monotonic()
+    return suites.print_summary(patched_docs.docs(project, args.only), started)
+
+
+def add_docs(verbs):
+    sub = add_verb(verbs, 'docs', build_docs,
+                   'sphinx-build -W the patched docs')
     sub.add_argument('--only', action='append', default=[],
                      choices=[name for name, _, _ in patched_docs.DOC_BUILDS])
-    verb('manual', build_manual, "build this repository's manual "
-         '(doc/source) with sphinx -W and check it', default=False)
-    verb('contract', run_contract, 'the contract suite (contract/<project>/) '
-         'on the release and on the patched tree')
-    sub = verb('bench', bench, 'run a benchmark from benchmarks/ on the '
-               'work tree: bench PROJECT NAME [ARGS]', default=False)
+
+
+def build_manual(args, project):
+    started = time.monotonic()
+    return suites.print_summary(manual.check(project), started)
+
+
+def add_manual(verbs):
+    add_verb(verbs, 'manual', build_manual, "build this repository's "
+             'manual (doc/source) with sphinx -W and check it',
+             default=False)
+
+
+def run_contract(args, project):
+    started = time.monotonic()
+    return suites.print_summary([contract.contract(project)], started)
+
+
+def add_contract(verbs):
+    add_verb(verbs, 'contract', run_contract, 'the contract suite '
+             '(contract/<project>/) on the release and on the patched tree')
+
+
+def bench(args, project):
+    return suites.bench(project, args.benchmark, args.arguments)
+
+
+def add_bench(verbs):
+    sub = add_verb(verbs, 'bench', bench, 'run a benchmark from benchmarks/ '
+                   'on the work tree: bench PROJECT NAME [ARGS]',
+                   default=False)
     sub.add_argument('project')
     sub.add_argument('benchmark')
     sub.add_argument('arguments', nargs=argparse.REMAINDER)
-    sub = verb('mutants', run_mutants, 'apply each mutant of mutants.toml '
-               '(one guard of the series removed) and run the tests that '
-               'must kill it', default=False)
+
+
+def run_mutants(args, project):
+    return mutants.mutants(args.names, args.projects or ())
+
+
+def add_mutants(verbs):
+    sub = add_verb(verbs, 'mutants', run_mutants, 'apply each mutant of '
+                   'mutants.toml (one guard of the series removed) and run '
+                   'the tests that must kill it', default=False)
     sub.add_argument('names', nargs='*', metavar='MUTANT',
                      help='only these mutants (default: all)')
     sub.add_argument('--project', dest='projects', action='append',
                      metavar='PROJECT', help='only the mutants of PROJECT')
-    sub = verb('ci', run_ci, 'everything CI runs', default=False)
+
+
+def run_ci(args, project):
+    return ci.ci(args)
+
+
+def add_ci(verbs):
+    sub = add_verb(verbs, 'ci', run_ci, 'everything CI runs', default=False)
     sub.add_argument('--no-databases', action='store_true',
                      help='do not set up MariaDB and PostgreSQL (their '
                      'tests then skip and are not required)')
-    sub = verb('demo', run_demo, 'the main job: the feature end to end on '
-               'an in-process deployment')
+
+
+def run_demo(args, project):
+    return demo.demo(args)
+
+
+def add_demo(verbs):
+    sub = add_verb(verbs, 'demo', run_demo, 'the main job: the feature end '
+                   'to end on an in-process deployment')
     sub.add_argument('--force', action='store_true',
                      help='discard un-exported work in the work tree')
     sub.add_argument('--keep-running', action='store_true',
@@ -244,11 +295,37 @@ def build_parser():
     sub.add_argument('--work-in-progress', action='store_true',
                      help='run on the work tree as it is, edits and '
                      'commits not yet exported included')
-    sub = verb('cloud', run_cloud, 'the patched releases as a real cloud on '
-               'this machine: cloud up|scenario|upgrade|down|status',
-               default=False)
+
+
+def run_cloud(args, project):
+    return cloud.main(args.action)
+
+
+def add_cloud(verbs):
+    sub = add_verb(verbs, 'cloud', run_cloud, 'the patched releases as a '
+                   'real cloud on this machine: cloud '
+                   'up|scenario|upgrade|down|status', default=False)
     sub.add_argument('action', choices=('up', 'scenario', 'upgrade', 'down',
                                         'status'))
+
+
+# The verbs in the order --help lists them.
+VERB_PARSERS = (add_apply, add_export, add_check, add_sign, add_rpm_patches,
+                add_status, add_rebase, add_test, add_lint, add_each,
+                add_docs, add_manual, add_contract, add_bench, add_mutants,
+                add_ci, add_demo, add_cloud)
+
+
+def build_parser():
+    """The parser of tools/series: one sub-parser per verb, each made by
+    its add_<verb>() of VERB_PARSERS.
+    """
+    parser = argparse.ArgumentParser(
+        prog='tools/series', description=DESCRIPTION,
+        epilog='See doc/source/contributors.rst for the workflow.')
+    verbs = parser.add_subparsers(dest='verb', required=True)
+    for add_parser in VERB_PARSERS:
+        add_parser(verbs)
     return parser
 
 

@@ -34,6 +34,143 @@ def test_modules(tree, directory):
     return sorted(p for p in (tree / directory).rglob('test_*.py'))
 
 
+def module_in(tree, path):
+    """The dotted name of `path`, a file or directory of `tree`."""
+    return module_of(str(path.relative_to(tree)))
+
+
+class Sources:
+    """The text of the work tree's files, each read once, though the test
+    modules are searched again for each changed file.
+    """
+
+    def __init__(self, tree):
+        self.tree = tree
+        self.texts = {}
+
+    def text(self, path):
+        if path not in self.texts:
+            self.texts[path] = path.read_text(errors='replace')
+        return self.texts[path]
+
+    def mentioning(self, pattern, modules, code_only=False):
+        """The names of the test modules of `modules` (paths) whose text
+        matches `pattern`; with `code_only`, whose code does, comments
+        left out (a comment that names a fixture is not a use of it).
+        """
+        def text(path):
+            return (re.sub(r'#.*', '', self.text(path)) if code_only
+                    else self.text(path))
+        return {module_in(self.tree, path) for path in modules
+                if re.search(pattern, text(path), re.M)}
+
+
+def sample_users(path, func_modules, sources):
+    """The functional modules of `func_modules` that use the sample
+    `path`: an API sample (.../api_samples/<dir>/...) is used by those
+    with `sample_dir = '<dir>'`, a notification sample
+    (.../notification_samples/<name>.json) by those that name '<name>'.
+    None when `path` is no sample.
+    """
+    samples = re.search(r'(?:^|/)api_samples/([^/]+)/', path)
+    if samples:
+        quoted = re.escape(samples.group(1))
+        return sources.mentioning(rf'sample_dir = [\'"]{quoted}[\'"]',
+                                  func_modules)
+    notification = re.search(
+        r'notification_samples/(?:.*/)?([^/]+)\.json$', path)
+    if notification:
+        quoted = re.escape(notification.group(1))
+        return sources.mentioning(rf'[\'"]{quoted}[\'"]', func_modules)
+    return None
+
+
+def in_test_directories(project, path):
+    """Whether `path` lies in the project's unit or functional tests."""
+    return any(directory and path.startswith(directory + '/')
+               for directory in (project.unit_tests,
+                                 project.functional_tests))
+
+
+def fixtures_pattern(source):
+    """A regex of the names of the test fixtures (classes named *Fixture)
+    that the helper module `source` defines, or None if it defines none.
+    """
+    fixtures = re.findall(r'^class (\w+Fixture)\b', source, re.M)
+    return rf'\b({"|".join(fixtures)})\b' if fixtures else None
+
+
+def directory_and_name(project, path):
+    """The directory of the source module `path` in the project's package
+    and the module's name: <pkg>/compute/api.py is ('compute', 'api'), a
+    package's __init__.py is named after the package.
+    """
+    directory, mod = os.path.split(path[len(project.package) + 1:-3])
+    if mod == '__init__':
+        directory, mod = os.path.split(directory)
+    return directory, mod
+
+
+def unit_tests_of_source(project, tree, path, sources, wide):
+    """The unit test modules of the source module `path`: its mirror
+    <unit>/<dir>/test_<mod>.py and, with `wide`, the unit test modules of
+    <unit>/<dir>/ that import it; for a top-level module, imported almost
+    everywhere, the unit test modules named test_<mod>.py in any package.
+    """
+    if not project.unit_tests:
+        return set()
+    directory, mod = directory_and_name(project, path)
+    dotted = module_of(path).removesuffix('.__init__')
+    mirror = Path(project.unit_tests) / directory
+    found = set()
+    if (tree / mirror / f'test_{mod}.py').exists():
+        found.add(module_of(str(mirror / f'test_{mod}.py')))
+    if directory and (tree / mirror).is_dir():
+        for test in sorted((tree / mirror).glob('test_*.py')
+                           if wide else ()):
+            if imports_module(sources.text(test), dotted):
+                found.add(module_in(tree, test))
+    else:
+        for test in sorted((tree / mirror).rglob(f'test_{mod}.py')):
+            found.add(module_in(tree, test))
+    return found
+
+
+def functional_tests_named_after(project, tree, path, func_modules):
+    """The functional modules of `func_modules` named test_<mod>.py after
+    the source module `path`.
+    """
+    _, mod = directory_and_name(project, path)
+    return {module_in(tree, test) for test in func_modules
+            if test.name == f'test_{mod}.py'}
+
+
+def with_touched(project, tree, unit, functional, touched, wide):
+    """The sorted unit and functional entries of the selection: `unit`
+    and `functional` with the test modules the series touches
+    (`touched`), less the project's `expensive` modules it does not
+    touch. Without `wide`, a touched module stands for itself by the
+    tests it adds or changes (changed_tests()), also where it is a
+    changed source module's own test module or one of its samples'.
+    """
+    expensive = set(project.expensive) - touched
+    func_dir = project.functional_tests
+    func_package = module_of(func_dir) + '.' if func_dir else None
+    if not wide:
+        functional -= touched
+        unit -= touched - set(project.always)
+    for module in touched:
+        tests = None if wide else changed_tests(
+            tree, module.replace('.', '/') + '.py')
+        entries = ([f'{module}.{name}' for name in tests] if tests
+                   else [module])
+        if func_package and module.startswith(func_package):
+            functional.update(entries)
+        else:
+            unit.update(entries)
+    return sorted(unit - expensive), sorted(functional - expensive)
+
+
 def select_tests(project, tree, files, wide=True):
     """Derive the unit and functional test modules covering `files`.
 
@@ -64,92 +201,32 @@ def select_tests(project, tree, files, wide=True):
     unit_dir, func_dir = project.unit_tests, project.functional_tests
     unit_modules = test_modules(tree, unit_dir) if unit_dir else []
     func_modules = test_modules(tree, func_dir) if func_dir else []
-    sources = {}
-
-    def source(path):
-        if path not in sources:
-            sources[path] = path.read_text(errors='replace')
-        return sources[path]
-
-    def mentioning(pattern, modules, code_only=False):
-        def text(path):
-            # A comment that names a fixture is not a use of it.
-            return (re.sub(r'#.*', '', source(path)) if code_only
-                    else source(path))
-        return {module_of(str(p.relative_to(tree))) for p in modules
-                if re.search(pattern, text(p), re.M)}
-
+    sources = Sources(tree)
     for path in files:
-        name = Path(path).name
-        samples = re.search(r'(?:^|/)api_samples/([^/]+)/', path)
-        if samples:
-            quoted = re.escape(samples.group(1))
-            functional |= mentioning(rf'sample_dir = [\'"]{quoted}[\'"]',
-                                     func_modules)
+        samples = sample_users(path, func_modules, sources)
+        if samples is not None:
+            functional |= samples
+        elif not path.endswith('.py') or not (tree / path).exists():
             continue
-        notification = re.search(
-            r'notification_samples/(?:.*/)?([^/]+)\.json$', path)
-        if notification:
-            quoted = re.escape(notification.group(1))
-            functional |= mentioning(rf'[\'"]{quoted}[\'"]', func_modules)
-            continue
-        if not path.endswith('.py') or not (tree / path).exists():
-            continue
-        if name.startswith('test_'):
-            if unit_dir and path.startswith(unit_dir + '/'):
+        elif Path(path).name.startswith('test_'):
+            if in_test_directories(project, path):
                 touched.add(module_of(path))
-            elif func_dir and path.startswith(func_dir + '/'):
-                touched.add(module_of(path))
+        elif not path.startswith(project.package + '/'):
             continue
-        if not path.startswith(project.package + '/'):
-            continue
-        if path.startswith(f'{project.package}/tests/'):
-            fixtures = re.findall(r'^class (\w+Fixture)\b',
-                                  source(tree / path), re.M)
-            if fixtures:
-                used = rf'\b({"|".join(fixtures)})\b'
-                unit |= mentioning(used, unit_modules, code_only=True)
+        elif path.startswith(f'{project.package}/tests/'):
+            used = fixtures_pattern(sources.text(tree / path))
+            if used:
+                unit |= sources.mentioning(used, unit_modules,
+                                           code_only=True)
                 if wide:
-                    functional |= mentioning(used, func_modules,
-                                             code_only=True)
-            continue
-        directory, mod = os.path.split(path[len(project.package) + 1:-3])
-        if mod == '__init__':
-            directory, mod = os.path.split(directory)
-        dotted = module_of(path).removesuffix('.__init__')
-        mirror = Path(unit_dir) / directory if unit_dir else None
-        if mirror and (tree / mirror / f'test_{mod}.py').exists():
-            unit.add(module_of(str(mirror / f'test_{mod}.py')))
-        if mirror and directory and (tree / mirror).is_dir():
-            for test in sorted((tree / mirror).glob('test_*.py')
-                               if wide else ()):
-                if imports_module(source(test), dotted):
-                    unit.add(module_of(str(test.relative_to(tree))))
-        elif mirror:
-            for test in sorted((tree / mirror).rglob(f'test_{mod}.py')):
-                unit.add(module_of(str(test.relative_to(tree))))
-        for test in func_modules if wide else ():
-            if test.name == f'test_{mod}.py':
-                functional.add(module_of(str(test.relative_to(tree))))
-
-    expensive = set(project.expensive) - touched
-    func_package = module_of(func_dir) + '.' if func_dir else None
-    if not wide:
-        # A test module the series touches stands for itself by the tests
-        # it adds or changes (changed_tests()), also where it is a changed
-        # source module's own test module or one of its samples'.
-        functional -= touched
-        unit -= touched - set(project.always)
-    for module in touched:
-        tests = None if wide else changed_tests(
-            tree, module.replace('.', '/') + '.py')
-        entries = ([f'{module}.{name}' for name in tests] if tests
-                   else [module])
-        if func_package and module.startswith(func_package):
-            functional.update(entries)
+                    functional |= sources.mentioning(used, func_modules,
+                                                     code_only=True)
         else:
-            unit.update(entries)
-    return sorted(unit - expensive), sorted(functional - expensive)
+            unit |= unit_tests_of_source(project, tree, path, sources, wide)
+            if wide:
+                functional |= functional_tests_named_after(
+                    project, tree, path, func_modules)
+    return with_touched(project, tree, unit, functional, touched, wide)
 
 
 def span(node):

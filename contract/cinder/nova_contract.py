@@ -70,7 +70,10 @@ def libvirt_connector(host, mode=None):
     return connector
 
 
-class NovaContractTest(test.TestCase):
+class NovaContractTestCase(test.TestCase):
+    """The fixture of the cases: a volume service, volume types and
+    a non-admin user's REST API, and Nova's calls to it.
+    """
 
     def setUp(self):
         super().setUp()
@@ -171,7 +174,12 @@ class NovaContractTest(test.TestCase):
         return {a.instance_uuid: (a.attach_status, a.attach_mode)
                 for a in volume.volume_attachment}
 
-    # --- the cases ---------------------------------------------------------
+
+class ReservationContractTest(NovaContractTestCase):
+    """What Nova relies on from reservations and the volume's status:
+    a multi-create, attaches at the same time, a second server, and
+    the last detach.
+    """
 
     def _multi_create_reservations(self, mode):
         volume_id = self.volume()
@@ -259,6 +267,30 @@ class NovaContractTest(test.TestCase):
         self.reserve(volume_id, SERVERS[1])
         self.assertEqual(('in-use', 'attached'), self.status(volume_id))
 
+    def test_second_server_refused_without_multiattach(self):
+        """A volume without multiattach refuses a second server."""
+        volume_id = self.volume(multiattach=False)
+        self.reserve(volume_id, SERVERS[0])
+        self.reserve(volume_id, SERVERS[1],
+                     expected=http.HTTPStatus.BAD_REQUEST)
+        self.assertEqual([SERVERS[0]], list(self.attachments(volume_id)))
+
+    def test_detaching_everything_makes_the_volume_available(self):
+        """Deleting every attachment makes the volume available again."""
+        volume_id = self.volume()
+        first = self.attach(volume_id, SERVERS[0])
+        second = self.reserve(volume_id, SERVERS[1])
+        self.delete(first['id'])
+        self.delete(second)
+        self.assertEqual(('available', 'detached'), self.status(volume_id))
+
+
+class AttachModeContractTest(NovaContractTestCase):
+    """What Nova relies on from attachment modes: read-only and
+    read/write attachments, the volume's readonly flag, the 3.54
+    microversion, and a live migration's second attachment.
+    """
+
     def test_read_only_attachment(self):
         """A read-only attachment (3.54 mode ro) has access_mode ro.
 
@@ -337,14 +369,6 @@ class NovaContractTest(test.TestCase):
             expected=http.HTTPStatus.BAD_REQUEST)
         self.assertEqual({}, self.attachments(volume_id))
 
-    def test_second_server_refused_without_multiattach(self):
-        """A volume without multiattach refuses a second server."""
-        volume_id = self.volume(multiattach=False)
-        self.reserve(volume_id, SERVERS[0])
-        self.reserve(volume_id, SERVERS[1],
-                     expected=http.HTTPStatus.BAD_REQUEST)
-        self.assertEqual([SERVERS[0]], list(self.attachments(volume_id)))
-
     def test_live_migration_keeps_read_only(self):
         """A live migration's second attachment is read-only too.
 
@@ -364,15 +388,6 @@ class NovaContractTest(test.TestCase):
         self.assertEqual({SERVERS[0]: ('attached', 'ro')},
                          self.attachments(volume_id))
         self.assertEqual(('in-use', 'attached'), self.status(volume_id))
-
-    def test_detaching_everything_makes_the_volume_available(self):
-        """Deleting every attachment makes the volume available again."""
-        volume_id = self.volume()
-        first = self.attach(volume_id, SERVERS[0])
-        second = self.reserve(volume_id, SERVERS[1])
-        self.delete(first['id'])
-        self.delete(second)
-        self.assertEqual(('available', 'detached'), self.status(volume_id))
 
 
 class _Collector(unittest.TextTestResult):
@@ -409,12 +424,24 @@ class _Collector(unittest.TextTestResult):
         self._record(test, False, err)
 
 
+# The classes of the cases, each run in turn.
+CASES = (ReservationContractTest, AttachModeContractTest)
+
+
+def summary(name):
+    """The first line of the docstring of the case `name`."""
+    [case] = [getattr(cls, name) for cls in CASES if hasattr(cls, name)]
+    return case.__doc__.split('\n')[0]
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--json', help='write the outcomes to this file')
     args = parser.parse_args()
     import cinder
-    suite = unittest.TestLoader().loadTestsFromTestCase(NovaContractTest)
+    loader = unittest.TestLoader()
+    suite = unittest.TestSuite(loader.loadTestsFromTestCase(cls)
+                               for cls in CASES)
     runner = unittest.TextTestRunner(stream=sys.stderr, verbosity=2,
                                      resultclass=_Collector)
     result = runner.run(suite)
@@ -422,8 +449,7 @@ def main():
         with open(args.json, 'w') as f:
             json.dump({'cinder': cinder.__file__,
                        'holds_on_29_0_0': HOLDS_ON_29_0_0,
-                       'docs': {name: getattr(NovaContractTest,
-                                              name).__doc__.split('\n')[0]
+                       'docs': {name: summary(name)
                                 for name in HOLDS_ON_29_0_0},
                        'outcomes': result.outcomes}, f, indent=2)
     return 0 if result.wasSuccessful() else 1

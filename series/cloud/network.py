@@ -20,7 +20,9 @@ from series.cloud import hosts
 
 BRIDGE = 'mae-br'
 PHYSNET = 'physnet1'
-NETWORK = 'mae-net'
+# devstack's name, which python-openstackclient's functional tests look
+# for (series.cloud.osc_functional).
+NETWORK = 'private'
 SUBNET = ipaddress.ip_network('10.199.0.0/24')
 GATEWAY = SUBNET[1]
 

@@ -150,11 +150,10 @@ def workers():
                       indent=1)
 
 
-def tempest_conf(session, image, flavors, job_options):
-    """The cloud's tempest.conf, with `job_options` (series_options())
-    last.
+def identity_sections():
+    """tempest.conf's log file and how tempest authenticates: dynamic
+    credentials, made by the cloud's admin in Keystone.
     """
-    password = layout.password()
     return f"""\
 [DEFAULT]
 log_file = {layout.log('tempest')}
@@ -165,7 +164,7 @@ use_dynamic_credentials = true
 # the shared provider network (fixed_network_name).
 create_isolated_networks = false
 admin_username = {layout.ADMIN}
-admin_password = {password}
+admin_password = {layout.password()}
 admin_project_name = admin
 admin_domain_name = Default
 
@@ -176,7 +175,14 @@ region = {layout.REGION}
 
 [identity-feature-enabled]
 api_v2 = false
+"""
 
+
+def compute_sections(image, flavors):
+    """tempest.conf's servers: booted from `image` with the flavors of
+    `flavors` ({name: id}) on the compute hosts, and what Nova offers.
+    """
+    return f"""\
 [compute]
 image_ref = {image}
 image_ref_alt = {image}
@@ -204,7 +210,14 @@ interface_attach = false
 attach_encrypted_volume = false
 snapshot = true
 swap_volume = true
+"""
 
+
+def volume_and_service_sections():
+    """tempest.conf's volumes (the multiattach volume type) and the
+    services the cloud runs.
+    """
+    return f"""\
 [volume]
 catalog_type = block-storage
 max_microversion = latest
@@ -217,7 +230,12 @@ cinder = true
 glance = true
 neutron = true
 swift = false
+"""
 
+
+def validation_section():
+    """tempest.conf's way into the guests: SSH over the shared network."""
+    return f"""\
 [validation]
 # tempest logs in to the guests (the image with a config drive, from
 # which they take their address and the key) from the bridge that holds
@@ -229,10 +247,20 @@ network_for_ssh = {network.NETWORK}
 image_ssh_user = root
 security_group = false
 security_group_rules = false
+"""
 
-# What the series adds to the tempest configuration of the upstream job
-# that runs its tests ({JOB} in Nova's .zuul.yaml).
-""" + options_text(job_options)
+
+def tempest_conf(session, image, flavors, job_options):
+    """The cloud's tempest.conf, with `job_options` (series_options())
+    last.
+    """
+    return '\n'.join([
+        identity_sections(), compute_sections(image, flavors),
+        volume_and_service_sections(), validation_section(),
+        '# What the series adds to the tempest configuration of the '
+        'upstream job\n'
+        f"# that runs its tests ({JOB} in Nova's .zuul.yaml).\n",
+    ]) + options_text(job_options)
 
 
 def run(session):

@@ -91,17 +91,20 @@ class RealCloudTest(base.SeriesTestCase):
                          (tempest_result.passed, tempest_result.failed,
                           tempest_result.skipped, tempest_result.error))
 
-    def test_the_openstacksdk_functional_tests_as_a_third_result(self):
+    def test_the_clients_functional_tests_as_results_of_their_own(self):
         report = {'steps': [{'step': 1, 'passed': True, 'detail': ''}],
                   'tempest': {'passed': 3, 'failed': 0, 'skipped': 0,
                               'failures': []},
                   'openstacksdk': {'passed': 2, 'failed': 1, 'skipped': 0,
-                                   'failures': ['t.test_b']}}
+                                   'failures': ['t.test_b']},
+                  'openstackclient': {'passed': 3, 'failed': 0,
+                                      'skipped': 1, 'failures': []}}
         results = self.run_real_cloud(lambda up: report, mock.Mock())
         self.assertEqual(
-            ('real cloud openstacksdk functional', 2, 1, 't.test_b'),
-            (results[2].name, results[2].passed, results[2].failed,
-             results[2].error))
+            [('real cloud openstacksdk functional', 2, 1, 0, 't.test_b'),
+             ('real cloud python-openstackclient functional', 3, 0, 1, '')],
+            [(result.name, result.passed, result.failed, result.skipped,
+              result.error) for result in results[2:4]])
 
     def test_the_scenario_runs_on_the_cloud_the_upgrade_left(self):
         calls = []
@@ -226,7 +229,7 @@ class BesideTheCloudTest(unittest.TestCase):
     def test_cinder_tests_in_the_background(self):
         cinder = mock.Mock()
         with mock.patch.object(ci.suites, 'test', return_value=[]) as test, \
-                mock.patch.object(ci.suites, 'lint'), \
+                mock.patch.object(ci.linters, 'lint'), \
                 mock.patch.object(ci.suites, 'tool_self_test'), \
                 mock.patch.object(ci.contract, 'contract'), \
                 mock.patch.object(ci.mutants, 'suite') as mutants, \

@@ -2,6 +2,7 @@
 
 import unittest
 
+from series import config
 from series import selection
 from series.tests import base
 
@@ -120,6 +121,42 @@ class SelectTestsTest(base.SeriesTestCase):
                           'test_something$'], unit)
         self.assertEqual([r'^demo\.tests\.functional\.test_boot\.',
                           r'^demo\.tests\.functional\.'], functional)
+
+
+class SelectionHelpersTest(unittest.TestCase):
+    """The helpers select_tests() classifies each changed file with."""
+
+    project = config.Project(name='demo', version='1.0', sha256='0',
+                             unit_tests='demo/tests/unit',
+                             functional_tests='demo/tests/functional')
+
+    def test_a_package_is_named_after_its_directory(self):
+        self.assertEqual(('compute', 'api'), selection.directory_and_name(
+            self.project, 'demo/compute/api.py'))
+        self.assertEqual(('', 'compute'), selection.directory_and_name(
+            self.project, 'demo/compute/__init__.py'))
+
+    def test_the_test_directories(self):
+        self.assertTrue(selection.in_test_directories(
+            self.project, 'demo/tests/functional/test_boot.py'))
+        self.assertFalse(selection.in_test_directories(
+            self.project, 'demo/tests/test_boot.py'))
+        without_functional = config.Project(
+            name='demo', version='1.0', sha256='0',
+            unit_tests='demo/tests/unit')
+        self.assertFalse(selection.in_test_directories(
+            without_functional, '/test_boot.py'))
+
+    def test_the_fixtures_a_helper_module_defines(self):
+        pattern = selection.fixtures_pattern(
+            'class VolumeFixture:\n    pass\n\n\n'
+            'class ImageFixture(VolumeFixture):\n    pass\n')
+        self.assertRegex('self.useFixture(ImageFixture())', pattern)
+        self.assertNotRegex('self.useFixture(ImageFixtures())', pattern)
+        self.assertIsNone(selection.fixtures_pattern('def helper():\n'))
+
+    def test_a_file_that_is_no_sample(self):
+        self.assertIsNone(selection.sample_users('demo/api.json', [], None))
 
 
 MODULE = """import unittest

@@ -1,5 +1,6 @@
-"""Tests of series.suites: the summary table, mypy, and what a stestr
-run reports."""
+"""Tests of series.suites: this repository's own tests, the summary
+table, each selected entry run, and what a stestr run reports.
+"""
 
 import contextlib
 import io
@@ -84,69 +85,6 @@ class RequireEachSelectedTest(unittest.TestCase):
         suites.require_each_selected(result, [r'^pkg\.test_x\.C\.test_a\.'])
         self.assertEqual(1, result.failed)
         self.assertIn('ran no test', result.error)
-
-
-class TypecheckTestCase(unittest.TestCase):
-
-    def test_nova_is_type_checked_as_its_tox_does(self):
-        nova = config.load_projects()['nova']
-        self.assertIn('mypy', nova.type_check_packages)
-        self.assertIsInstance(nova.type_check_packages, tuple)
-
-    def test_project_without_type_check_packages_is_skipped(self):
-        project = config.Project(name='cinder', version='29.0.0', sha256='0')
-        with mock.patch.object(process, 'run') as run:
-            result = suites.typecheck(project)
-        run.assert_not_called()
-        self.assertEqual((0, 0), (result.passed, result.failed))
-
-
-class LintTest(unittest.TestCase):
-    """flake8, then the project's lint-commands, on the changed files."""
-
-    def lint(self, lint_commands, failing=()):
-        project = config.Project(name='demo', version='1.0', sha256='0',
-                                 lint_commands=lint_commands)
-        python = Path('/venv/bin/python')
-        calls = []
-
-        def run(argv, cwd, check):
-            calls.append([str(part) for part in argv])
-            failed = Path(argv[0]).name in failing
-            return mock.Mock(returncode=int(failed),
-                             stdout='problem\n' if failed else '')
-
-        with mock.patch.object(suites.envs, 'ensure_venv',
-                               return_value=python), \
-                mock.patch.object(suites.selection, 'changed_files',
-                                  return_value=['a.py', 'notes.yaml',
-                                                'b.py']), \
-                mock.patch.object(Path, 'exists', lambda path: True), \
-                mock.patch.object(process, 'run', side_effect=run), \
-                contextlib.redirect_stdout(io.StringIO()):
-            result = suites.lint(project)
-        return result, calls
-
-    def test_commands_run_on_the_changed_python_files(self):
-        result, calls = self.lint((('ruff', 'check', '{files}'),
-                                   ('check-uuid',)))
-        self.assertEqual([['/venv/bin/flake8', 'a.py', 'b.py'],
-                          ['/venv/bin/ruff', 'check', 'a.py', 'b.py'],
-                          ['/venv/bin/check-uuid']], calls)
-        self.assertEqual((1, 0), (result.passed, result.failed))
-
-    def test_named_after_its_tools(self):
-        result, _ = self.lint((('ruff', 'check', '{files}'),
-                               ('ruff', 'format', '--check', '{files}'),
-                               ('check-uuid',)))
-        self.assertEqual('demo flake8, ruff, check-uuid', result.name)
-
-    def test_any_failing_command_fails_the_lint(self):
-        result, calls = self.lint((('ruff', 'check', '{files}'),
-                                   ('check-uuid',)), failing=('ruff',))
-        self.assertEqual(3, len(calls))
-        self.assertEqual((0, 1), (result.passed, result.failed))
-        self.assertIn('ruff check:\nproblem', result.error)
 
 
 class SubunitResultsTest(unittest.TestCase):

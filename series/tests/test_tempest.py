@@ -183,6 +183,17 @@ class JobTest(base.RootTestCase):
         self.assertEqual('true', self.conf(added).get(
             'compute-feature-enabled', 'volume_multiattach'))
 
+    def test_tempest_conf_has_each_section_once(self):
+        added = {'compute-feature-enabled': {'volume_attach_read_only': True}}
+        self.assertEqual(
+            ['auth', 'identity', 'identity-feature-enabled', 'compute',
+             'compute-feature-enabled', 'volume', 'service_available',
+             'validation'], self.conf(added).sections())
+        text = tempest.tempest_conf(None, 'image', {'mae.tiny': '1',
+                                                    'mae.small': '2'}, {})
+        self.assertEqual(1, text.count('[DEFAULT]'))
+        self.assertNotIn('\n\n\n', text)
+
     def test_tempest_conf_sets_no_series_option_by_hand(self):
         self.assertFalse(self.conf({}).has_option(
             'compute-feature-enabled', 'volume_attach_read_only'))

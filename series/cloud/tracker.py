@@ -1,0 +1,157 @@
+"""What a run on the real cloud made and what it expects of it: the
+servers and volumes it made, the ledger of its attachments, what each
+volume's RBD image held before anything could write it, and the report
+that becomes report.json (upgrade.json for the rolling upgrade).
+"""
+
+import dataclasses
+
+from series.cloud.client import PREFIX
+from series.cloud import hosts
+from series.cloud import ledger
+from series.cloud import views
+
+SIZE_GIB = 1
+
+
+def host_entries():
+    return {host.name: {'libvirt_uri': host.uri, 'address': host.address}
+            for host in hosts.HOSTS}
+
+
+@dataclasses.dataclass
+class Report:
+    """What report.json holds: the hosts, each server as last checked,
+    one row per attachment per check, one entry per step, the volumes'
+    RBD digests, the faults, the tempest, openstacksdk and
+    python-openstackclient runs.
+    """
+
+    hosts: dict = dataclasses.field(default_factory=host_entries)
+    servers: dict = dataclasses.field(default_factory=dict)
+    attachments: list = dataclasses.field(default_factory=list)
+    steps: list = dataclasses.field(default_factory=list)
+    volumes: dict = dataclasses.field(default_factory=dict)
+    faults: list = dataclasses.field(default_factory=list)
+    tempest: dict = None
+    openstacksdk: dict = None
+    openstackclient: dict = None
+    # {server: {round (boot-seq-disk): insmod's error}} of the guest
+    # rounds whose bypass write logged no result (guest.missing()).
+    bypass_missing: dict = dataclasses.field(default_factory=dict)
+
+    # Left out of the JSON while empty.
+    OPTIONAL = ('bypass_missing',)
+
+    def to_json(self):
+        """The report as a dict of JSON values."""
+        return {field.name: getattr(self, field.name)
+                for field in dataclasses.fields(self)
+                if getattr(self, field.name) or
+                field.name not in self.OPTIONAL}
+
+
+@dataclasses.dataclass
+class UpgradeReport(Report):
+    """What upgrade.json holds besides a report's sections: per phase the
+    services' versions and the release each running service runs, every
+    refusal, the database facts.
+    """
+
+    versions: dict = dataclasses.field(default_factory=dict)
+    refusals: list = dataclasses.field(default_factory=list)
+    database: dict = dataclasses.field(default_factory=dict)
+    # Always empty: upgrade.json has held it from the start.
+    phases: list = dataclasses.field(default_factory=list)
+    running: dict = dataclasses.field(default_factory=dict)
+
+    OPTIONAL = ('bypass_missing', 'running')
+
+
+class Tracker:
+    """What a run made (servers, volumes) and what each of its
+    attachments must be, with the report of what was seen.
+    """
+
+    def __init__(self, cloud, report=None):
+        self.cloud = cloud
+        self.report = report or Report()
+        self.servers = []
+        # name -> volume id.
+        self.volumes = {}
+        self.ledger = ledger.Ledger()
+        # server -> the guest's boot id at its last check.
+        self.boots = {}
+        # (server, volume) -> the server's slot in the volume's RBD image
+        # before the attachment began.
+        self.baseline = {}
+        # volume -> [digest of its RBD image when made, what may have
+        # written it since: 'rw' (a guest), 'copy' (a migration) or None].
+        self.written = {}
+        self.current_step = None
+
+    def new_volume(self, name, multiattach=True, image=None):
+        volume = self.cloud.create_volume(name, multiattach, image)
+        self.volumes[name] = volume['id']
+        [digest] = views.digests([self.cloud.rbd_image(volume['id'])])
+        self.written[volume['id']] = [digest, None]
+        self.report.volumes[volume['id']] = {'name': name,
+                                             'digest_made': digest}
+        return volume['id']
+
+    def expect(self, server_id, volume_id, mode, region, requested=None):
+        """The attachment must be `mode` (`requested` the mode asked for,
+        if another); `region`, the volume's slot region read before it
+        began, says what the server's slot held.
+        """
+        self.ledger.attach(server_id, volume_id, mode, requested or mode)
+        self.baseline[server_id, volume_id] = views.slot_in_region(
+            region, server_id, SIZE_GIB)
+        if mode == 'rw':
+            self.written[volume_id][1] = 'rw'
+
+    def attach(self, server_id, volume_id, mode):
+        region = self.slot_region(volume_id)
+        self.cloud.attach(server_id, volume_id, mode)
+        self.expect(server_id, volume_id, mode, region)
+
+    def slot_region(self, volume_id):
+        return views.slot_region(self.cloud.rbd_image(volume_id), SIZE_GIB)
+
+    def detach(self, server_id, volume_id):
+        self.cloud.detach(server_id, volume_id)
+        self.forget(server_id, volume_id)
+
+    def forget(self, server_id, volume_id):
+        self.ledger.detach(server_id, volume_id)
+        del self.baseline[server_id, volume_id]
+
+    def placed(self, server_id, host_name=None):
+        """The server is on `host_name` (the host the step put it on),
+        or, without one, where the scheduler put it.
+        """
+        self.ledger.place(server_id,
+                          host_name or self.cloud.host_of(server_id))
+
+    def placements(self):
+        """{server id: host} of the run's servers."""
+        return {server['id']: server['OS-EXT-SRV-ATTR:host']
+                for server in self.cloud.servers(f'name={PREFIX}')
+                if server['id'] in self.servers}
+
+    def other_host(self, server_id):
+        current = self.cloud.host_of(server_id)
+        return next(host.name for host in hosts.HOSTS if host.name != current)
+
+    def snapshot(self):
+        """What a refused request must not change: the servers, every
+        volume's status and attachments.
+        """
+        servers = sorted((server['id'], server['status'])
+                         for server in self.cloud.servers(f'name={PREFIX}'))
+        volumes = {}
+        for name, volume_id in self.volumes.items():
+            volume = self.cloud.volume(volume_id)
+            volumes[name] = (volume['status'], sorted(
+                a['attachment_id'] for a in volume['attachments']))
+        return servers, volumes

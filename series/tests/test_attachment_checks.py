@@ -1,0 +1,169 @@
+"""Tests of series.cloud.attachment_checks that need no cloud. A guest
+restart is shown by a new boot id and a running guest by the same one;
+an RBD image a guest had rw must have changed; only guest rounds begun
+after the check looked count; each place that disagrees with the attach
+mode is named; missing bypass rounds are recorded per server.
+"""
+
+import unittest
+from unittest import mock
+
+from series.cloud import attachment_checks
+from series.cloud.attachment_checks import boot_problems
+from series.cloud.attachment_checks import expected_problems
+from series.cloud.attachment_checks import image_problems
+from series.cloud.client import Failed
+from series.cloud.tracker import Tracker
+
+
+class BootTest(unittest.TestCase):
+
+    def test_a_restart_needs_a_new_boot_id(self):
+        self.assertEqual([], boot_problems('aa', 'bb', 'restarted'))
+        self.assertEqual(['the guest kept its boot aa: it did not restart'],
+                         boot_problems('aa', 'aa', 'restarted'))
+
+    def test_a_running_guest_keeps_its_boot_id(self):
+        self.assertEqual([], boot_problems('aa', 'aa', 'kept'))
+        self.assertEqual(['the guest restarted (boot aa -> bb)'],
+                         boot_problems('aa', 'bb', 'kept'))
+
+    def test_no_claim_or_no_earlier_boot(self):
+        self.assertEqual([], boot_problems('aa', 'bb', None))
+        self.assertEqual([], boot_problems(None, 'bb', 'kept'))
+
+
+class ImageTest(unittest.TestCase):
+
+    def test_an_rw_volume_must_have_changed(self):
+        self.assertEqual([], image_problems('data', 'v', True, 'rw'))
+        self.assertEqual(['data (v) unchanged although a guest had it rw'],
+                         image_problems('data', 'v', False, 'rw'))
+
+    def test_a_volume_never_rw_must_not_have_changed(self):
+        self.assertEqual([], image_problems('root', 'v', False, None))
+        self.assertEqual(['root (v) changed although never attached rw'],
+                         image_problems('root', 'v', True, None))
+
+    def test_a_migration_copy_may_change_it_or_not(self):
+        for changed in (True, False):
+            self.assertEqual([], image_problems('swapped', 'v', changed,
+                                                'copy'))
+
+
+def guest_line(boot, seq, disk='vdb', serial='vol-1', ro=1):
+    write = 'FAILED(Operation not permitted)' if ro else 'OK'
+    return (f'guest-disk boot={boot} seq={seq} {disk} serial={serial} '
+            f'ro={ro} sector=8 bypass={-5 if ro else 0} write={write}\n')
+
+
+class FreshReportsTest(unittest.TestCase):
+    """Only guest rounds begun after the check looked count."""
+
+    class Consoles:
+        """A server whose console grows by one round at each read."""
+
+        def __init__(self, console, rounds):
+            self.text, self.rounds = console, list(rounds)
+
+        def console(self, server_id):
+            text = self.text
+            if self.rounds:
+                self.text += self.rounds.pop(0)
+            return text
+
+        def attachments(self, server_id):
+            return [{'volumeId': 'vol-1'}]
+
+    def fresh(self, console, rounds):
+        made = Tracker(self.Consoles(console, rounds))
+        with mock.patch.object(attachment_checks, 'POLL_SECONDS', 0):
+            return attachment_checks.fresh_reports(
+                made, ['server'])['server']['vol-1']
+
+    def test_a_round_seen_before_or_first_after_never_counts(self):
+        # Rounds 5 and 6 were on the console before the call (6 may have
+        # begun before the move); 7 is the first new one, 8 began after
+        # it was printed.
+        report = self.fresh(guest_line('aaaaaaaa', 5) +
+                            guest_line('aaaaaaaa', 6),
+                            [guest_line('aaaaaaaa', 7, ro=0),
+                             guest_line('aaaaaaaa', 8)])
+        self.assertEqual(8, report.seq)
+
+    def test_after_a_reboot_the_rounds_of_the_new_boot(self):
+        report = self.fresh(guest_line('aaaaaaaa', 40, ro=0),
+                            [guest_line('bbbbbbbb', 1),
+                             guest_line('bbbbbbbb', 2)])
+        self.assertEqual(('bbbbbbbb', 2), (report.boot, report.seq))
+
+
+class ExpectedProblemsTest(unittest.TestCase):
+
+    ROW = {'xml_readonly': True, 'qemu_ro': True, 'guest_kernel_ro': True,
+           'guest_write': 'FAILED: Operation not permitted',
+           'bypass_write': 'EIO', 'rbd_changed': False,
+           'rbd_by_guest': False}
+
+    def test_read_only_everywhere(self):
+        self.assertEqual([], expected_problems(self.ROW, True))
+
+    def test_each_place_that_disagrees_is_named(self):
+        row = dict(self.ROW, bypass_write='written', rbd_changed=True,
+                   rbd_by_guest=True)
+        self.assertEqual(['bypass_write=written', 'rbd_changed=True'],
+                         expected_problems(row, True))
+        writable = {'xml_readonly': False, 'qemu_ro': False,
+                    'guest_kernel_ro': False, 'guest_write': 'OK',
+                    'bypass_write': 'written', 'rbd_changed': True,
+                    'rbd_by_guest': False}
+        self.assertEqual(['the slot was written, not by this guest'],
+                         expected_problems(writable, False))
+
+
+class CheckViewsTest(unittest.TestCase):
+    """The checks of each server: its missing bypass rounds recorded, its
+    boot id held against the step's claim.
+    """
+
+    CONSOLES = {'s1': 'guest-bypass-missing tag=aaaaaaaa-5-vdb insmod: -1\n',
+                's2': ''}
+
+    def check_views(self, made, boots, guest_restart):
+        def recorded(tracker, server_id, in_guest):
+            tracker.report.servers[server_id] = {'host': 'mae-compute-a'}
+            return []
+        reports = {server: {'vol-1': mock.Mock(boot=boot)}
+                   for server, boot in boots.items()}
+        with mock.patch.object(attachment_checks, 'fresh_reports',
+                               return_value=reports), \
+                mock.patch.object(attachment_checks, 'record_server',
+                                  recorded):
+            return attachment_checks.check_views(made, list(boots),
+                                                 guest_restart)
+
+    def tracker(self):
+        made = Tracker(mock.Mock())
+        made.cloud.console.side_effect = self.CONSOLES.get
+        return made
+
+    def test_missing_rounds_and_boots_are_recorded(self):
+        made = self.tracker()
+        detail = self.check_views(made, {'s1': 'aaaaaaaa', 's2': 'bbbbbbbb'},
+                                  None)
+        self.assertEqual({'s1': {'aaaaaaaa-5-vdb': 'insmod: -1'}},
+                         made.report.bypass_missing)
+        self.assertEqual({'s1': 'aaaaaaaa', 's2': 'bbbbbbbb'}, made.boots)
+        self.assertTrue(detail.startswith('2 servers on mae-compute-a:'))
+
+    def test_a_guest_that_did_not_restart_fails(self):
+        made = self.tracker()
+        self.check_views(made, {'s1': 'aaaaaaaa'}, None)
+        with self.assertRaisesRegex(Failed, 's1: the guest kept its boot'):
+            self.check_views(made, {'s1': 'aaaaaaaa'}, 'restarted')
+        self.check_views(made, {'s1': 'cccccccc'}, 'restarted')
+        self.assertEqual('cccccccc', made.boots['s1'])
+
+
+if __name__ == '__main__':
+    unittest.main()

@@ -1,0 +1,146 @@
+"""Tests of series.cloud.prefilter_step that need no cloud: the step
+counts its checks only while the trait it removed stayed removed, with
+the incapable host's nova-compute restarted without provider refresh
+for the step.
+"""
+
+import unittest
+from unittest import mock
+
+from series.cloud.client import Failed
+from series.cloud import prefilter_step
+from series.cloud import steps
+from series.cloud.tracker import Tracker
+from series import config
+
+
+class TraitCloud:
+    """Placement as the step sees it: whether nova-compute put the trait
+    back during each attempt.
+    """
+
+    def __init__(self, put_back):
+        self.put_back = list(put_back)
+        self.present = True
+        self.changes = []
+        self.calls = []
+
+    def image(self):
+        return 'image'
+
+    def set_trait(self, host, trait, present):
+        self.changes.append((host, trait, present))
+        self.present = present
+
+    def traits(self, host):
+        self.calls.append('traits')
+        if self.put_back.pop(0):
+            self.present = True
+        return {prefilter_step.READ_ONLY_TRAIT} if self.present else set()
+
+    def delete_server(self, server_id):
+        pass
+
+    def wait_deleted(self, server_ids):
+        pass
+
+
+class ReadOnlyPrefilterTest(unittest.TestCase):
+
+    def setUp(self):
+        self.tracker = Tracker(None)
+        self.tracker.new_volume = mock.Mock(return_value='root')
+        self.provider_refresh = self.patch(prefilter_step, 'provider_refresh')
+        self.prefilter_checks = self.patch(prefilter_step, 'prefilter_checks')
+        self.patch(prefilter_step, 'prefilter_takes_rw', self.takes_rw)
+        self.patch(steps, 'say')
+
+    def patch(self, module, name, value=None):
+        patcher = mock.patch.object(module, name, value or mock.Mock())
+        self.addCleanup(patcher.stop)
+        return patcher.start()
+
+    def takes_rw(self, cloud, root, host, created):
+        cloud.calls.append('rw')
+        return 'rw'
+
+    def run_step(self, put_back, checks):
+        self.tracker.cloud = TraitCloud(put_back)
+        self.prefilter_checks.side_effect = checks
+        try:
+            return (prefilter_step.read_only_prefilter(self.tracker),
+                    self.tracker)
+        except (Failed, config.SeriesError) as error:
+            return error, self.tracker
+
+    def test_checks_that_held_count(self):
+        outcome, runner = self.run_step([False], ['checked'])
+        self.assertEqual('checked; rw', outcome)
+        self.assertEqual([False, True], [present for _, _, present in
+                                         runner.cloud.changes])
+        self.assertTrue(runner.cloud.present)
+
+    def test_checks_again_after_the_trait_came_back(self):
+        outcome, runner = self.run_step(
+            [True, False], [Failed('ro server on mae-compute-b'), 'checked'])
+        self.assertEqual('checked; rw', outcome)
+        self.assertEqual(2, self.prefilter_checks.call_count)
+        self.assertTrue(runner.cloud.present)
+
+    def test_a_timeout_after_the_trait_came_back_checks_again(self):
+        # The scheduler took the host with the trait back for the cold
+        # migration: the wait for the refused migration timed out.
+        outcome, runner = self.run_step(
+            [True, False], [config.SeriesError(
+                "timeout waiting for 'conductor_migrate_server Error'"),
+                'checked'])
+        self.assertEqual('checked; rw', outcome)
+        self.assertEqual(2, self.prefilter_checks.call_count)
+        self.assertTrue(runner.cloud.present)
+
+    def test_a_timeout_while_the_trait_was_missing_fails(self):
+        error, runner = self.run_step([False], [config.SeriesError(
+            "timeout waiting for 'conductor_migrate_server Error'")])
+        self.assertIsInstance(error, config.SeriesError)
+        self.assertEqual(1, self.prefilter_checks.call_count)
+        self.assertTrue(runner.cloud.present)
+
+    def test_the_step_runs_without_provider_refresh(self):
+        outcome, runner = self.run_step([False], ['checked'])
+        self.assertEqual([mock.call(runner.cloud, 'mae-compute-b', False),
+                          mock.call(runner.cloud, 'mae-compute-b', True)],
+                         self.provider_refresh.call_args_list)
+        # Restarted before the trait is removed, again after it is back,
+        # also when the checks fail.
+        refresh = []
+        self.provider_refresh.side_effect = lambda cloud, host, on: (
+            refresh.append((host, on, cloud.present)))
+        error, _ = self.run_step([False],
+                                 [Failed('ro server on mae-compute-b')])
+        self.assertIsInstance(error, Failed)
+        self.assertEqual([('mae-compute-b', False, True),
+                          ('mae-compute-b', True, True)], refresh)
+
+    def test_the_trait_is_read_before_the_host_takes_a_server(self):
+        # The rw server's claim is the host's first write to placement.
+        outcome, runner = self.run_step([False], ['checked'])
+        self.assertEqual('checked; rw', outcome)
+        self.assertEqual(['traits', 'rw'], runner.cloud.calls)
+
+    def test_a_failure_while_the_trait_was_missing_fails(self):
+        error, runner = self.run_step([False],
+                                      [Failed('ro server on mae-compute-b')])
+        self.assertIsInstance(error, Failed)
+        self.assertIn('mae-compute-b', str(error))
+        self.assertEqual(1, self.prefilter_checks.call_count)
+        self.assertTrue(runner.cloud.present)
+
+    def test_the_trait_coming_back_every_time_fails(self):
+        error, runner = self.run_step([True, True], ['checked', 'checked'])
+        self.assertIsInstance(error, Failed)
+        self.assertIn('came back', str(error))
+        self.assertTrue(runner.cloud.present)
+
+
+if __name__ == '__main__':
+    unittest.main()
