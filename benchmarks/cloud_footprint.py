@@ -24,10 +24,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from series.cloud import deploy  # noqa: E402
+from series.cloud import guest  # noqa: E402
 from series.cloud import hosts  # noqa: E402
+from series.cloud import service_venv  # noqa: E402
 from series.cloud import services  # noqa: E402
-from series.cloud import venv  # noqa: E402
-from series import guest  # noqa: E402
 
 
 def timed_up():
@@ -113,7 +113,7 @@ def memory():
 def main(memory_only):
     if not memory_only:
         down()
-        shutil.rmtree(venv.path(), ignore_errors=True)
+        shutil.rmtree(service_venv.path(), ignore_errors=True)
         shutil.rmtree(guest.guest_dir(), ignore_errors=True)
         cold = timed_up()
         down()

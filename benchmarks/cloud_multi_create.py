@@ -27,11 +27,11 @@ import time
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from series.cloud import api  # noqa: E402
 from series.cloud import client  # noqa: E402
 from series.cloud import configs  # noqa: E402
 from series.cloud import hosts  # noqa: E402
 from series.cloud import layout  # noqa: E402
+from series.cloud import rest  # noqa: E402
 from series.cloud import services  # noqa: E402
 
 API_SERVICES = ('nova-api', 'cinder-api')
@@ -76,7 +76,7 @@ def wait_active(cloud, server_ids, started):
                     done[server_id] = (server['OS-EXT-SRV-ATTR:host'],
                                        time.monotonic() - started)
         return len(done) == len(server_ids)
-    api.wait('benchmark servers ACTIVE', probe, 600, interval=0.5)
+    rest.wait('benchmark servers ACTIVE', probe, 600, interval=0.5)
     return done
 
 

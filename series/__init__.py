@@ -8,7 +8,7 @@ test patches one attribute in one place and every module sees it.
              projects.toml, SeriesError (a problem the user must fix)
   process    say, run, git: running commands; background(): a command
              that takes only the CPU other sessions leave
-  base       the pinned base: the sdist verified against its sha256,
+  pristine   the pinned base: the sdist verified against its sha256,
              unpacked, and made a git repository (tag `base`)
   queue      the patch queue: the series file, the work tree, apply,
              export, status, rpm-patches
@@ -21,7 +21,8 @@ test patches one attribute in one place and every module sees it.
              clean application with patch -p1, git am and quilt
   rebase     a series moved onto another release (git am -3), pinned
              only when the result checks clean
-  envs       the test virtualenv pinned by upper-constraints
+  virtualenvs
+             each project's test virtualenv, pinned by upper-constraints
   selection  the tests that cover what the series changes
   suites     what runs and is counted (SuiteResult): stestr suites,
              this repository's own tests, bench, and the summary table
@@ -41,26 +42,26 @@ test patches one attribute in one place and every module sees it.
              source, for the manual's drawing of the package
   manual     this repository's manual, doc/source: sphinx -W, pages
              reachable, verbs named existing, the patch lists
-  guest      the real cloud's guest image: a kernel and a busybox
-             initramfs that report whether each disk takes writes
-  ceph       the real cloud's Ceph in user space (one monitor, manager
-             and OSD), started and stopped by PID
   demo       the main job: the demo scenario, by hand or end to end
-  cloud      the real cloud, a package: venv, layout (paths, ports,
-             users), configs, services (processes by PID), hosts and
-             network (the compute hosts' namespaces and the servers'
-             network, macvtap_agent), client and api (REST), releases
-             (pristine or series), deploy (up, down, status), views and
-             rbd_probe (libvirt XML, QMP, RBD), ledger (what the
-             scenario made against what the cloud holds), tracker (what
-             a run made and expects, its report), attachment_checks
-             (each attachment from five places), steps (running a
-             step), fault_aftermath (what a fault left, cleaned),
-             faults, attach_steps, move_steps, prefilter_step (the
-             scenario's steps), tempest, sdk_functional and
-             osc_functional (openstacksdk's and python-openstackclient's
-             functional tests), scenario, databases, upgrade_phases,
-             upgrade (the rolling upgrade), cli
+  cloud      the real cloud, a package: guest (its guest image: a kernel
+             and a busybox initramfs that report whether each disk takes
+             writes), ceph (its Ceph in user space: one monitor, manager
+             and OSD, started and stopped by PID), service_venv (the
+             services' virtualenv), layout (paths, ports, users),
+             configs, services (processes by PID), hosts and network (the
+             compute hosts' namespaces and the servers' network,
+             macvtap_agent), client and rest (REST), releases (pristine
+             or series), deploy (up, down, status), probes and rbd_probe
+             (libvirt XML, QMP, RBD), ledger (what the scenario made
+             against what the cloud holds), tracker (what a run made and
+             expects, its report), attachment_checks (each attachment
+             from five places), steps (running a step), fault_aftermath
+             (what a fault left, cleaned), faults, attach_steps,
+             move_steps, prefilter_step (the scenario's steps), tempest,
+             sdk_functional and osc_functional (openstacksdk's and
+             python-openstackclient's functional tests), scenario,
+             databases, upgrade_phases, upgrade (the rolling upgrade),
+             cli
   ci         everything CI runs, including a standalone clone
   cli        the command line: build_parser(), and per verb a function
              and the add_<verb>() that makes its parser

@@ -7,9 +7,9 @@ import re
 import shutil
 import tempfile
 
-from series import base
 from series import config
 from series import identity
+from series import pristine
 from series import process
 from series import queue
 from series import requirement_forms
@@ -169,7 +169,7 @@ def check_applies(project, quilt=False):
         return ['quilt is not installed (tools/setup-test-host installs it)']
     with tempfile.TemporaryDirectory() as tmp:
         am_tree, patch_tree = Path(tmp) / 'am', Path(tmp) / 'patch'
-        base.init_base_repo(project, am_tree)
+        pristine.init_base_repo(project, am_tree)
         process.git('worktree', 'add', '-q', '--detach', patch_tree, 'base',
                     cwd=am_tree)
         am_ok = patch_ok = True
@@ -177,7 +177,7 @@ def check_applies(project, quilt=False):
             path = project.patches / name
             if am_ok:
                 result = process.git('am', '-q', path, cwd=am_tree,
-                                     env=base.TOOL_IDENT, check=False)
+                                     env=pristine.TOOL_IDENT, check=False)
                 if result.returncode != 0:
                     am_ok = False
                     process.git('am', '--abort', cwd=am_tree, check=False)

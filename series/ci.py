@@ -13,12 +13,11 @@ import traceback
 from series import checks
 from series.cloud import deploy
 from series.cloud import scenario
+from series.cloud import service_venv
 from series.cloud import upgrade
-from series.cloud import venv as cloud_venv
 from series import config
 from series import contract
 from series import demo
-from series import envs
 from series import linters
 from series import manual
 from series import mutants
@@ -27,6 +26,7 @@ from series import process
 from series import queue
 from series import spec
 from series import suites
+from series import virtualenvs
 
 
 # The projects whose mutants CI runs (mutants.toml).
@@ -224,7 +224,7 @@ def virtualenv(project):
     there is none.
     """
     queue.ensure_tree(project)
-    envs.ensure_venv(project)
+    virtualenvs.ensure_venv(project)
 
 
 def in_the_background(lane):
@@ -347,7 +347,7 @@ def ci(args):
     cinder = projects['cinder']
     if queue.read_series(cinder):
         timings.run('cinder virtualenv', prepare, virtualenv, cinder)
-    timings.run('cloud virtualenv', prepare, cloud_venv.ensure)
+    timings.run('cloud virtualenv', prepare, service_venv.ensure)
     # The real cloud mostly waits (on its guests, services and timeouts):
     # everything else runs beside it in two lanes at a background priority
     # (in_the_background()), on the CPU it leaves and at full speed once

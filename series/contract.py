@@ -6,12 +6,12 @@ import json
 from pathlib import Path
 import shutil
 
-from series import base
 from series import config
-from series import envs
+from series import pristine
 from series import process
 from series import queue
 from series import suites
+from series import virtualenvs
 
 
 def contract(project):
@@ -25,12 +25,12 @@ def contract(project):
     if not script.exists():
         raise config.SeriesError(f'no contract suite for {project.name}')
     queue.ensure_tree(project)
-    python = envs.ensure_venv(project)
+    python = virtualenvs.ensure_venv(project)
     # A copy: running the suite writes byte code next to the sources.
     release = (config.ROOT / '.work' / 'contract' /
                f'{project.name}-{project.version}')
     shutil.rmtree(release, ignore_errors=True)
-    shutil.copytree(base.unpack_pristine(project), release, symlinks=True)
+    shutil.copytree(pristine.unpack_pristine(project), release, symlinks=True)
     logs = config.ROOT / '.work' / 'logs'
     logs.mkdir(parents=True, exist_ok=True)
     runs = {}

@@ -14,10 +14,10 @@ import urllib.error
 import urllib.request
 
 from series import config
-from series import envs
 from series import process
 from series import queue
 from series import suites
+from series import virtualenvs
 
 
 def demo_dir():
@@ -39,7 +39,7 @@ STOP_SECONDS = 30
 
 def scenario_command(project, keep_running=False, port=0, pid_to_signal=0):
     """The command that runs the demo scenario with the project's venv."""
-    python = envs.ensure_venv(project)
+    python = virtualenvs.ensure_venv(project)
     command = [python, config.ROOT / 'demo' / 'multiattach_scenario.py',
                '--transcript', demo_dir() / 'transcript.md']
     if keep_running:
@@ -203,7 +203,7 @@ def clients_python():
     if not clients or not queue.read_series(clients):
         return None
     queue.ensure_tree(clients)
-    return envs.ensure_venv(clients)
+    return virtualenvs.ensure_venv(clients)
 
 
 def probe_clients(python, endpoint_file):

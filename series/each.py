@@ -21,11 +21,11 @@ import shutil
 import time
 
 from series import config
-from series import envs
 from series import process
 from series import queue
 from series import selection
 from series import suites
+from series import virtualenvs
 
 NO_TEST_MODULE = 'no test module changed'
 
@@ -275,7 +275,7 @@ def each(project, first=None, last=None):
         raise config.SeriesError(f'{project.name}: {busy} is in progress in '
                                  f'{tree}; finish it first')
     commits = select_range(numbered_commits(tree), first, last)
-    python = envs.ensure_venv(project)
+    python = virtualenvs.ensure_venv(project)
     where = worktree_directory(project).relative_to(config.ROOT)
     process.say(f'{project.name}: {queue.plural(len(commits), "commit")}, '
                 f'each in a worktree under {where}/ with only the commits '

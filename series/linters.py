@@ -7,11 +7,11 @@ flake8 on this repository's own Python.
 import sys
 
 from series import config
-from series import envs
 from series import process
 from series import queue
 from series import selection
 from series import suites
+from series import virtualenvs
 
 
 def lint(project):
@@ -20,7 +20,7 @@ def lint(project):
     where {files} stands for the changed Python files).
     """
     queue.ensure_tree(project)
-    python = envs.ensure_venv(project)
+    python = virtualenvs.ensure_venv(project)
     tree = project.tree
     files = [f for f in selection.changed_files(tree)
              if f.endswith('.py') and (tree / f).exists()]
@@ -66,9 +66,9 @@ def typecheck(project):
     if not python.exists():
         process.run([sys.executable, '-m', 'venv', venv])
         constraints_file = venv / 'upper-constraints.txt'
-        constraints_file.write_text(envs.constraints_for(project))
-        process.run([*envs.installer(python, constraints_file), '--quiet',
-                     *project.type_check_packages])
+        constraints_file.write_text(virtualenvs.constraints_for(project))
+        process.run([*virtualenvs.installer(python, constraints_file),
+                     '--quiet', *project.type_check_packages])
     proc = process.run([python, '-m', 'mypy', '--cache-dir',
                         config.ROOT / '.work' / 'mypy-cache' / project.name],
                        cwd=queue.require_tree(project), check=False)
@@ -82,7 +82,7 @@ def typecheck(project):
 
 def lint_tools(project):
     """flake8 on this repository's own Python, with the project's venv."""
-    python = envs.ensure_venv(project)
+    python = virtualenvs.ensure_venv(project)
     paths = ['tools/series', 'series', 'benchmarks', 'contract',
              'demo', 'devstack/tests', 'specs', 'doc']
     proc = process.run([python, '-m', 'flake8', *paths], cwd=config.ROOT,

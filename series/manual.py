@@ -14,10 +14,10 @@ import sys
 import time
 
 from series import config
-from series import envs
 from series import process
 from series import queue
 from series import suites
+from series import virtualenvs
 
 SOURCE = Path('doc') / 'source'
 # The pages that tell a newcomer where to read on, besides the manual.
@@ -132,7 +132,7 @@ def check(project):
             passed=int(not unknown), failed=int(bool(unknown)),
             error='; '.join(f'{verb} in {", ".join(files)}'
                             for verb, files in sorted(unknown.items())))]
-    python = envs.ensure_venv(project)
+    python = virtualenvs.ensure_venv(project)
     build = config.ROOT / '.work' / 'docs' / 'manual'
     shutil.rmtree(build, ignore_errors=True)
     started = time.monotonic()

@@ -23,11 +23,11 @@ import tomllib
 
 from series import config
 from series import each
-from series import envs
 from series import process
 from series import queue
 from series import selection
 from series import suites
+from series import virtualenvs
 
 KILLED, SURVIVED, ERROR = 'killed', 'survived', 'error'
 
@@ -242,7 +242,7 @@ def run(names=(), project_names=()):
         project = projects[name]
         queue.ensure_tree(project)
         own = [m for m in chosen if m.project == name]
-        python = envs.ensure_venv(project)
+        python = virtualenvs.ensure_venv(project)
         with worktree(project) as copy:
             # Its tests must import the worktree's code, not the work
             # tree's that the virtualenv installs.

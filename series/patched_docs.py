@@ -3,13 +3,13 @@
 import shutil
 import time
 
-from series import base
 from series import config
-from series import envs
+from series import pristine
 from series import process
 from series import queue
 from series import selection
 from series import suites
+from series import virtualenvs
 
 
 DOC_BUILDS = (('doc', 'doc/source', 'doc/build/html'),
@@ -50,7 +50,8 @@ def release_notes_repo(project, source):
     process.git('init', '-q', '-b', 'main', cwd=repo)
     process.git('add', '-A', cwd=repo)
     process.git('commit', '-q', '--no-verify', '-m',
-                'release notes of the series', cwd=repo, env=base.TOOL_IDENT)
+                'release notes of the series', cwd=repo,
+                env=pristine.TOOL_IDENT)
     return repo
 
 
@@ -63,7 +64,7 @@ def docs(project, only=()):
         process.say(f'{project.name}: {message}')
         return [suites.SuiteResult(name=f'{project.name} docs', failed=1,
                                    error=message)]
-    python = envs.ensure_venv(project)
+    python = virtualenvs.ensure_venv(project)
     tree = project.tree
     results = []
     for name, source, build in DOC_BUILDS:

@@ -6,8 +6,8 @@ from pathlib import Path
 import shutil
 import tempfile
 
-from series import base
 from series import config
+from series import pristine
 from series import process
 
 
@@ -189,7 +189,7 @@ def apply(project, force=False, alternative=''):
                                      f'{name}, which does not exist')
     shutil.rmtree(tree, ignore_errors=True)
     tree.parent.mkdir(parents=True, exist_ok=True)
-    base.init_base_repo(project, tree)
+    pristine.init_base_repo(project, tree)
     (tree / '.git' / 'info').mkdir(exist_ok=True)
     (tree / '.git' / 'info' / 'exclude').write_text(WORK_TREE_EXCLUDES)
     hook = tree / '.git' / 'hooks' / 'commit-msg'
@@ -199,7 +199,7 @@ def apply(project, force=False, alternative=''):
     for name in names:
         result = process.git('am', '-q', '--committer-date-is-author-date',
                              project.patches / name, cwd=tree,
-                             env=base.TOOL_IDENT, check=False)
+                             env=pristine.TOOL_IDENT, check=False)
         if result.returncode != 0:
             process.git('am', '--abort', cwd=tree, check=False)
             raise config.SeriesError(f'{name} does not apply with git am:\n'
@@ -273,7 +273,7 @@ def status(project):
     names = read_series(project)
     pinned = f'{project.name} {project.version}'
     if project.sdist.exists():
-        verified = base.sha256_of(project.sdist) == project.sha256
+        verified = pristine.sha256_of(project.sdist) == project.sha256
         pinned += ' (sdist verified)' if verified else ' (sdist sha256 WRONG)'
     else:
         pinned += ' (sdist not downloaded)'

@@ -14,9 +14,9 @@ import re
 import shutil
 import urllib.request
 
-from series import base
 from series import checks
 from series import config
+from series import pristine
 from series import process
 from series import queue
 
@@ -59,7 +59,7 @@ def rebase(project, version, sha256=None, index=PACKAGE_INDEX):
         project, version=version,
         sha256=sha256 or published_sha256(project.name, version, index))
     process.say(f'{project.name}: {version} sdist, sha256 {target.sha256}')
-    new_pristine = base.unpack_pristine(target)
+    new_pristine = pristine.unpack_pristine(target)
     # The work tree as the series gives it on the current base: the blobs
     # the patches name must be in the repository for git am -3.
     queue.apply(project)
@@ -67,7 +67,7 @@ def rebase(project, version, sha256=None, index=PACKAGE_INDEX):
     process.git('checkout', '-q', '--orphan', REBASE_BRANCH, cwd=tree)
     process.git('rm', '-r', '-q', '-f', '.', cwd=tree)
     shutil.copytree(new_pristine, tree, symlinks=True, dirs_exist_ok=True)
-    base.commit_pristine(target, tree)
+    pristine.commit_pristine(target, tree)
     process.git('tag', '-f', 'base', cwd=tree)
     path = state_file(project)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -77,7 +77,7 @@ def rebase(project, version, sha256=None, index=PACKAGE_INDEX):
     for number, name in enumerate(names, 1):
         result = process.git(
             'am', '-q', '-3', '--committer-date-is-author-date',
-            project.patches / name, cwd=tree, env=base.TOOL_IDENT,
+            project.patches / name, cwd=tree, env=pristine.TOOL_IDENT,
             check=False)
         if result.returncode != 0:
             raise config.SeriesError(

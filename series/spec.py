@@ -8,9 +8,9 @@ import shutil
 import time
 
 from series import config
-from series import envs
 from series import process
 from series import suites
+from series import virtualenvs
 
 
 def spec_checks(project):
@@ -19,7 +19,7 @@ def spec_checks(project):
     specs/tests checks the titles against the nova-specs template's and
     the line rules.
     """
-    python = envs.ensure_venv(project)
+    python = virtualenvs.ensure_venv(project)
     results = [suites.tool_self_test('specs/tests', 'spec title check',
                                      python=python)]
     build = config.ROOT / '.work' / 'docs' / 'specs'

@@ -15,10 +15,10 @@ import sys
 import time
 
 from series import config
-from series import envs
 from series import process
 from series import queue
 from series import selection
+from series import virtualenvs
 
 
 PASSED = ('success', 'xfail')
@@ -341,7 +341,7 @@ def test(project, filters=(), full=False, unit=True, functional=True,
     run_suite(), `wide`: selection.select_tests()).
     """
     queue.ensure_tree(project)
-    python = envs.ensure_venv(project)
+    python = virtualenvs.ensure_venv(project)
     tree = project.tree
     if full:
         unit_filters, func_filters = ['.*'], ['.*']
@@ -391,7 +391,7 @@ def bench(project, name, args):
         raise config.SeriesError(f'no benchmark {name!r}; there are: '
                                  f'{", ".join(available)}')
     queue.ensure_tree(project)
-    python = envs.ensure_venv(project)
+    python = virtualenvs.ensure_venv(project)
     return process.run([python, script, *args], cwd=project.tree,
                        capture=False, env=project.test_env,
                        check=False).returncode

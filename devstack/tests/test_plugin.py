@@ -20,9 +20,9 @@ import unittest
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from series import base  # noqa: E402
 from series import checks  # noqa: E402
 from series import config  # noqa: E402
+from series import pristine  # noqa: E402
 from series import queue  # noqa: E402
 
 GIT_ENV = {'GIT_CONFIG_GLOBAL': os.devnull, 'GIT_CONFIG_NOSYSTEM': '1',
@@ -92,7 +92,7 @@ class PluginTestCase(unittest.TestCase):
         cls.origin = Path(tempfile.mkdtemp(prefix='devstack-origin-'))
         for name, project in cls.projects.items():
             checkout = cls.origin / name
-            shutil.copytree(base.unpack_pristine(project), checkout,
+            shutil.copytree(pristine.unpack_pristine(project), checkout,
                             symlinks=True)
             (checkout / 'PKG-INFO').unlink()
             for info in checkout.glob('*.egg-info'):

@@ -7,7 +7,7 @@ from series.cloud import attachment_checks
 from series.cloud.client import check
 from series.cloud.client import PREFIX
 from series.cloud import hosts
-from series.cloud import views
+from series.cloud import probes
 
 BEFORE = '2.104'
 MULTI_CREATE = 4
@@ -134,7 +134,7 @@ def images(tracker):
     allowed to write it.
     """
     volume_ids = list(tracker.written)
-    digests = dict(zip(volume_ids, views.digests(
+    digests = dict(zip(volume_ids, probes.digests(
         [tracker.cloud.rbd_image(volume_id) for volume_id in volume_ids])))
     problems, names = [], {None: [], 'rw': [], 'copy': []}
     for volume_id, (made, written_by) in tracker.written.items():

@@ -4,12 +4,12 @@ guest, the volume's RBD image), each observation a row of the report,
 and what in them disagrees with what the tracker expects.
 """
 
-from series.cloud import api
 from series.cloud.client import check
+from series.cloud import guest
 from series.cloud import hosts
+from series.cloud import probes
+from series.cloud import rest
 from series.cloud.tracker import SIZE_GIB
-from series.cloud import views
-from series import guest
 
 GUEST_SECONDS = 240
 POLL_SECONDS = 2
@@ -128,8 +128,8 @@ def fresh_reports(tracker, server_ids):
             if wanted[server] <= set(latest):
                 found[server] = latest
         return len(found) == len(server_ids)
-    api.wait(f'fresh guest reports of {len(server_ids)} servers', probe,
-             GUEST_SECONDS, interval=POLL_SECONDS)
+    rest.wait(f'fresh guest reports of {len(server_ids)} servers', probe,
+              GUEST_SECONDS, interval=POLL_SECONDS)
     return found
 
 
@@ -144,9 +144,9 @@ def record_server(tracker, server_id, in_guest):
     tracker.report.servers[server_id] = {
         'host': host.name, 'domain': domain,
         'domain_uuid': hosts.virsh(host, 'domuuid', domain).stdout.strip()}
-    disks = views.domain_disks(host, domain)
+    disks = probes.domain_disks(host, domain)
     attachments = cloud.attachments(server_id)
-    slots = views.slots([(cloud.rbd_image(attachment['volumeId']),
+    slots = probes.slots([(cloud.rbd_image(attachment['volumeId']),
                           SIZE_GIB, server_id)
                          for attachment in attachments])
     problems = []

@@ -3,9 +3,9 @@ real cloud, as the mae member (and as the admin where only an admin
 may: hosts, moves, services, Cinder's flags).
 """
 
-from series.cloud import api
 from series.cloud import deploy
 from series.cloud import layout
+from series.cloud import rest
 
 PREFIX = 'mae-scenario'
 MICROVERSION = '2.105'
@@ -29,7 +29,7 @@ class Cloud:
         # The compute API microversion of every call that names none:
         # 2.104 on a cloud of the pristine releases.
         self.microversion = microversion
-        self.member = api.Session(layout.MEMBER, layout.PROJECT)
+        self.member = rest.Session(layout.MEMBER, layout.PROJECT)
         self.member.authenticate()
         self.admin = deploy.admin_session()
 
@@ -60,8 +60,8 @@ class Cloud:
             if volume['status'] == 'error':
                 raise Failed(f'volume {volume_id} went to error')
             return volume if volume['status'] in statuses else None
-        return api.wait(f'volume {volume_id} {"/".join(statuses)}', probe,
-                        timeout)
+        return rest.wait(f'volume {volume_id} {"/".join(statuses)}', probe,
+                         timeout)
 
     def rbd_image(self, volume_id):
         """The name of the volume's RBD image: after a migration, that of
@@ -108,7 +108,7 @@ class Cloud:
         session = self.member
         if host:
             body['server']['host'] = host
-            session = api.Session(layout.ADMIN, layout.PROJECT)
+            session = rest.Session(layout.ADMIN, layout.PROJECT)
             session.authenticate()
         return session.call('POST', 'nova-api', '/servers', body,
                             microversion=microversion or self.microversion,
@@ -152,15 +152,15 @@ class Cloud:
                     not server['OS-EXT-STS:task_state'] and
                     host in (None, server['OS-EXT-SRV-ATTR:host']))
             return server if done else None
-        return api.wait(f'server {server_id} {"/".join(statuses)}'
-                        + (f' on {host}' if host else ''), probe, timeout)
+        return rest.wait(f'server {server_id} {"/".join(statuses)}'
+                         + (f' on {host}' if host else ''), probe, timeout)
 
     def delete_server(self, server_id):
         self.admin.call('DELETE', 'nova-api', f'/servers/{server_id}',
                         expect=(204, 404))
 
     def wait_deleted(self, server_ids, timeout=BOOT_SECONDS):
-        api.wait('servers deleted', lambda: not any(
+        rest.wait('servers deleted', lambda: not any(
             server['id'] in server_ids for server in self.servers()),
             timeout)
 
@@ -213,15 +213,15 @@ class Cloud:
                 attachment.get('attach_status', 'attached') == 'attached'
                 for attachment in self.volume(volume_id)['attachments'])
             return attached and self.attached(server_id, volume_id)
-        return api.wait(f'volume {volume_id} attached to {server_id}', probe,
-                        BOOT_SECONDS)
+        return rest.wait(f'volume {volume_id} attached to {server_id}', probe,
+                         BOOT_SECONDS)
 
     def detach(self, server_id, volume_id):
         self.member.call(
             'DELETE', 'nova-api',
             f'/servers/{server_id}/os-volume_attachments/{volume_id}',
             microversion=self.microversion, expect=202)
-        api.wait(f'volume {volume_id} detached from {server_id}', lambda: (
+        rest.wait(f'volume {volume_id} detached from {server_id}', lambda: (
             not self.attached(server_id, volume_id) and not any(
                 attachment['server_id'] == server_id for attachment in
                 self.volume(volume_id)['attachments'])), BOOT_SECONDS)
@@ -245,8 +245,8 @@ class Cloud:
             return (volume['volume_type'] == volume_type and
                     volume['status'] == 'in-use' and
                     volume['migration_status'] in (None, 'success'))
-        api.wait(f'volume {volume_id} retyped to {volume_type}', probe,
-                 BOOT_SECONDS)
+        rest.wait(f'volume {volume_id} retyped to {volume_type}', probe,
+                  BOOT_SECONDS)
 
     # Placement
 
@@ -308,8 +308,8 @@ class Cloud:
         """Servers and volumes of an earlier run, so a run starts clean."""
         for server in self.servers(f'name={PREFIX}'):
             self.delete_server(server['id'])
-        api.wait('earlier servers deleted',
-                 lambda: not self.servers(f'name={PREFIX}'), BOOT_SECONDS)
+        rest.wait('earlier servers deleted',
+                  lambda: not self.servers(f'name={PREFIX}'), BOOT_SECONDS)
         volumes = self.member.get('cinder-api', self.volume_path(
             f'/detail?name~={PREFIX}'))['volumes']
         for volume in volumes:

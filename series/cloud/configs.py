@@ -7,7 +7,7 @@ import shutil
 from series.cloud import hosts
 from series.cloud import layout
 from series.cloud import network
-from series.cloud import venv
+from series.cloud import service_venv
 from series import config
 
 
@@ -48,7 +48,7 @@ def privsep(conf, *sections):
     """oslo.privsep starts `sudo privsep-helper` by default; the cloud
     runs as root, with the virtualenv's helper.
     """
-    helper = f'{venv.bin("privsep-helper")} --config-file {conf}'
+    helper = f'{service_venv.bin("privsep-helper")} --config-file {conf}'
     return ''.join(f'[{section}]\nhelper_command = {helper}\n\n'
                    for section in sections)
 
@@ -321,7 +321,7 @@ connection = {layout.database_url('mae_cinder')}
 
 def glance():
     state = layout.directory() / 'glance'
-    venv_etc = venv.path() / 'etc' / 'glance'
+    venv_etc = service_venv.path() / 'etc' / 'glance'
     shutil.copy(venv_etc / 'glance-api-paste.ini',
                 layout.etc('glance') / 'glance-api-paste.ini')
     return {'glance-api.conf': f"""\
@@ -360,7 +360,7 @@ def neutron():
     """
     state = layout.directory() / 'neutron'
     etc = layout.etc('neutron')
-    shutil.copy(venv.path() / 'etc' / 'neutron' / 'api-paste.ini',
+    shutil.copy(service_venv.path() / 'etc' / 'neutron' / 'api-paste.ini',
                 etc / 'api-paste.ini')
     files = {f'macvtap-{host.key}.conf': macvtap_agent(host)
              for host in hosts.HOSTS}

@@ -5,9 +5,9 @@ and state reports, db sync, and the rollback's SQL.
 
 import time
 
-from series.cloud import api
 from series.cloud import deploy
 from series.cloud import hosts
+from series.cloud import rest
 from series.cloud import services
 from series import process
 
@@ -95,8 +95,8 @@ def compute_versions(wanted=None):
             'mae_nova', "SELECT host, `binary`, version FROM services "
             "WHERE `binary` = 'nova-compute' AND deleted = 0")}
     if wanted:
-        api.wait(f'nova-compute service versions {wanted}',
-                 lambda: versions() == wanted, 120)
+        rest.wait(f'nova-compute service versions {wanted}',
+                  lambda: versions() == wanted, 120)
     return versions()
 
 

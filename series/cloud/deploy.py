@@ -7,17 +7,17 @@ import shutil
 import socket
 import time
 
-from series import ceph
-from series.cloud import api
+from series.cloud import ceph
 from series.cloud import configs
+from series.cloud import guest
 from series.cloud import hosts
 from series.cloud import layout
 from series.cloud import network
 from series.cloud import releases
+from series.cloud import rest
+from series.cloud import service_venv
 from series.cloud import services
-from series.cloud import venv
 from series import config
-from series import guest
 from series import process
 
 IMAGE = 'mae-guest'
@@ -99,7 +99,7 @@ def manage(*command, env=None):
     """
     if command[0] in ('nova-manage', 'cinder-manage'):
         env = dict(env or {}, **releases.environment(releases.CONTROL))
-    return process.run([venv.bin(command[0]), *command[1:]],
+    return process.run([service_venv.bin(command[0]), *command[1:]],
                        cwd=layout.directory(), env=env)
 
 
@@ -160,7 +160,7 @@ def keystone_bootstrap():
 
 
 def admin_session():
-    return api.Session(layout.ADMIN, 'admin').authenticate()
+    return rest.Session(layout.ADMIN, 'admin').authenticate()
 
 
 def ensure(admin, collection, name, body, query=None):
@@ -332,7 +332,7 @@ def up():
     new_cloud = not layout.password_path().exists()
     say('checking the host (Debian packages, MariaDB, RabbitMQ)')
     setup_host()
-    venv.ensure()
+    service_venv.ensure()
     if releases.PRISTINE in releases.current().values():
         releases.ensure_pristine()
     layout.directory().mkdir(parents=True, exist_ok=True)
@@ -376,7 +376,7 @@ def up():
             admin.call('GET', 'neutron-api', '/networks', expect=200)
     manage('nova-manage', '--config-file', services.conf('nova', 'nova.conf'),
            'cell_v2', 'discover_hosts')
-    api.wait('both compute hosts in Placement', lambda: {
+    rest.wait('both compute hosts in Placement', lambda: {
         provider['name'] for provider in admin.get(
             'placement', '/resource_providers')['resource_providers']} >= {
                 host.name for host in hosts.HOSTS}, timeout=120)

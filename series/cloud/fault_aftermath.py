@@ -11,13 +11,13 @@ read-only); a server in ERROR is reported as such.
 import subprocess
 import time
 
-from series.cloud import api
 from series.cloud import attachment_checks
 from series.cloud.client import check
 from series.cloud import hosts
 from series.cloud import layout
+from series.cloud import rest
+from series.cloud import service_venv
 from series.cloud import services
-from series.cloud import venv
 from series import process
 
 # A volume or attachment status nothing moves on from by itself: an
@@ -142,8 +142,8 @@ def settle(cloud, server_ids, volume_ids, timeout=SETTLE_SECONDS):
         last['state'] = state(cloud, server_ids, volume_ids)
         return not last['state'][1]
     try:
-        api.wait('the cloud settling after the fault', settled, timeout,
-                 interval=5)
+        rest.wait('the cloud settling after the fault', settled, timeout,
+                  interval=5)
     except Exception:  # the problems are the result, reported
         pass
     return last['state']
@@ -213,13 +213,13 @@ def refresh(cloud, server_id, volume_id):
         cloud.wait_server(server_id, ('SHUTOFF',))
     # Its standard output only: nova-manage warns on standard error.
     connector = subprocess.run(host.namespaced(
-        venv.bin('nova-manage'), '--config-file',
+        service_venv.bin('nova-manage'), '--config-file',
         services.conf('nova', f'compute-{host.key}.conf'),
         'volume_attachment', 'get_connector', '--json'), check=True, text=True,
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL).stdout
     path = layout.directory() / f'connector-{host.name}.json'
     path.write_text(connector)
-    process.run([venv.bin('nova-manage'), '--config-file',
+    process.run([service_venv.bin('nova-manage'), '--config-file',
                  services.conf('nova', 'nova.conf'), 'volume_attachment',
                  'refresh', server_id, volume_id, path])
     cloud.action(server_id, {'os-start': None})

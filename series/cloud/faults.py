@@ -10,12 +10,12 @@ import re
 import signal
 import time
 
-from series.cloud import api
 from series.cloud.client import check
 from series.cloud import deploy
 from series.cloud import fault_aftermath
 from series.cloud import hosts
 from series.cloud import layout
+from series.cloud import rest
 from series.cloud import services
 from series import config
 from series import process
@@ -30,8 +30,8 @@ def kill(service):
     pid = service.pid()
     check(pid is not None, f'{service.name} is not running')
     os.kill(pid, signal.SIGKILL)
-    api.wait(f'{service.name} (PID {pid}) gone after SIGKILL',
-             lambda: services.start_time(pid) is None, 10, interval=0.05)
+    rest.wait(f'{service.name} (PID {pid}) gone after SIGKILL',
+              lambda: services.start_time(pid) is None, 10, interval=0.05)
     return pid
 
 
@@ -113,7 +113,7 @@ def nova_compute_killed(tracker):
         microversion='2.105', expect=202)
     # Killed once the attach reached nova-compute, while it works on it
     # if it is quick enough.
-    api.wait('the attach reaching nova-compute', lambda: 'compute_' in (
+    rest.wait('the attach reaching nova-compute', lambda: 'compute_' in (
         fault_aftermath.latest_action(cloud, server_id)[0] or ''), 60,
         interval=0.05)
     action, unfinished = fault_aftermath.latest_action(cloud, server_id)
@@ -230,8 +230,8 @@ def wait_lifecycle_handled(host, server_id, offset):
             log_file.seek(offset)
             return lifecycle_handled(log_file.read(), server_id)
     try:
-        api.wait(f'{host.name} handling the Started event', handled,
-                 LIFECYCLE_SECONDS, interval=0.2)
+        rest.wait(f'{host.name} handling the Started event', handled,
+                  LIFECYCLE_SECONDS, interval=0.2)
     except config.SeriesError:
         say(f'{host.name} logged no handled Started event of {server_id} '
             f'in {LIFECYCLE_SECONDS}s; restarting RabbitMQ anyway')
@@ -271,8 +271,8 @@ def held_live_migration(tracker, server_id):
                 return True
             outcome['status'] = migration_status(cloud, server_id)
             return outcome['status'] in ('completed', 'error', 'failed')
-        api.wait('the live migration copying memory', held_or_over, 120,
-                 interval=0.05)
+        rest.wait('the live migration copying memory', held_or_over, 120,
+                  interval=0.05)
         if outcome.get('held'):
             return source, destination, domain
         check(outcome['status'] == 'completed',
@@ -321,7 +321,7 @@ def wait_services_up(cloud, since, timeout=300):
     """
     expected = {service.reports_as for service in services.all_services()
                 if service.reports_as}
-    api.wait('every service reporting again after RabbitMQ', lambda: (
+    rest.wait('every service reporting again after RabbitMQ', lambda: (
         expected <= services.reported_up(cloud.admin, since=since)),
         timeout, interval=5)
 

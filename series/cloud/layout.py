@@ -52,7 +52,7 @@ def log(name):
     return directory() / 'log' / f'{name}.log'
 
 
-def run(name):
+def pid_file(name):
     return directory() / 'run' / f'{name}.pid'
 
 

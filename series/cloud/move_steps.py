@@ -4,13 +4,13 @@ shelve and evacuate, each a function of the tracker that returns the
 step's detail.
 """
 
-from series.cloud import api
 from series.cloud import attachment_checks
 from series.cloud.client import check
 from series.cloud import deploy
 from series.cloud import hosts
+from series.cloud import probes
+from series.cloud import rest
 from series.cloud import services
-from series.cloud import views
 
 
 def attach_new_volume(tracker, server_id, name, mode):
@@ -87,7 +87,7 @@ def swap(tracker):
     cloud = tracker.cloud
     server_id = tracker.servers[3]
     volume_id = attach_new_volume(tracker, server_id, 'swapped', 'ro')
-    before = views.pool_of(cloud.rbd_image(volume_id))
+    before = probes.pool_of(cloud.rbd_image(volume_id))
     # Paused while QEMU copies the disk: QEMU 7.2 aborts on a guest
     # write to a read-only disk during a block mirror (the guest's
     # write below its kernel is one; see doc/source/cloud.rst).
@@ -99,7 +99,7 @@ def swap(tracker):
     # The copy writes the new image; the guest's slot in it must
     # still be what the guest found (it never wrote it).
     tracker.written[volume_id][1] = tracker.written[volume_id][1] or 'copy'
-    after = views.pool_of(cloud.rbd_image(volume_id))
+    after = probes.pool_of(cloud.rbd_image(volume_id))
     check(after != before, f'the volume is still in the pool {before}')
     mode = cloud.attached(server_id, volume_id)['attach_mode']
     check(mode == 'ro', f'after the swap Nova shows {mode}')
@@ -175,7 +175,7 @@ def evacuate(tracker):
     # had of the evacuated servers (their migrations go from done to
     # completed); then the operator lifts the forced down.
     compute.start()
-    api.wait(f'the evacuations from {failed.name} completed', lambda: {
+    rest.wait(f'the evacuations from {failed.name} completed', lambda: {
         migration['status'] for migration in cloud.admin.get(
             'nova-api', '/os-migrations?migration_type=evacuation'
             f'&source_compute={failed.name}',

@@ -10,7 +10,7 @@ live-migrated has a macvtap device on each host at once, with the same
 MAC address, which the kernel refuses on one lower device. The bridge
 holds the gateway's address, from which tempest reaches the guests over
 SSH (connect_method fixed). No DHCP: a guest reads its address from
-Nova's config drive (series.guest).
+Nova's config drive (series.cloud.guest).
 """
 
 import ipaddress

@@ -16,10 +16,10 @@ import shutil
 from series.cloud import deploy
 from series.cloud import layout
 from series import config
-from series import envs
 from series import process
 from series import queue
 from series import suites
+from series import virtualenvs
 
 TESTS = (r'^openstackclient\.tests\.functional\.compute\.v2\.test_server\.'
          r'ServerTests\.test_server_'
@@ -50,7 +50,7 @@ def run():
     """
     project = config.get_project('python-openstackclient')
     queue.ensure_tree(project)
-    python = envs.ensure_venv(project)
+    python = virtualenvs.ensure_venv(project)
     home = config_home(deploy.clouds_yaml())
     env = dict(os.environ, **environment(home),
                PATH=f'{python.parent}{os.pathsep}{os.environ["PATH"]}')

@@ -5,13 +5,13 @@ read-only volume, at create or on a move, and still takes the others.
 
 import datetime
 
-from series.cloud import api
 from series.cloud.client import BOOT_SECONDS
 from series.cloud.client import check
 from series.cloud.client import Failed
 from series.cloud import configs
 from series.cloud import fault_aftermath
 from series.cloud import hosts
+from series.cloud import rest
 from series.cloud import services
 from series.cloud import steps
 from series import config
@@ -100,9 +100,9 @@ def provider_refresh(cloud, host_name, refresh):
     compute.stop()
     since = datetime.datetime.now(datetime.timezone.utc)
     services.start(compute, timeout=180, admin=cloud.admin)
-    api.wait(f'nova-compute of {host_name} reported after its start',
-             lambda: compute.reports_as in services.reported_up(
-                 cloud.admin, since=since), 240)
+    rest.wait(f'nova-compute of {host_name} reported after its start',
+              lambda: compute.reports_as in services.reported_up(
+                  cloud.admin, since=since), 240)
 
 
 def prefilter_boot(cloud, root, name, mode, created, host=None):
@@ -135,8 +135,8 @@ def prefilter_checks(cloud, root, capable, incapable, created):
         summary, _ = fault_aftermath.latest_action(cloud, read_only)
         if summary and 'conductor_migrate_server Error' in summary:
             return summary
-    summary = api.wait('the migration refused by the scheduler',
-                       migration_refused, BOOT_SECONDS)
+    summary = rest.wait('the migration refused by the scheduler',
+                        migration_refused, BOOT_SECONDS)
     host = cloud.wait_server(read_only)['OS-EXT-SRV-ATTR:host']
     check(host == capable, f'ro server on {host} after the migration')
     return (f'{READ_ONLY_TRAIT} removed from {incapable}: ro asked on '

@@ -3,9 +3,9 @@ scenario's check of the guest's writes that does not trust the guest,
 libvirt or QEMU.
 
 Run with the cloud virtualenv's Python, which has Debian's rados and rbd
-modules (series/cloud/venv.py), with the Ceph configuration and the pools
-to look for images in (the first that has it); reads a JSON list of
-requests on stdin
+modules (series/cloud/service_venv.py), with the Ceph configuration and
+the pools to look for images in (the first that has it); reads a JSON
+list of requests on stdin
 
     [{"image": "volume-ID", "digest": true, "reads": [[offset, length]]}]
 

@@ -8,9 +8,9 @@ directory of their own that a service finds first on PYTHONPATH: they
 run on the cloud's virtualenv (the same pinned libraries the series
 runs on, as an operator's packages would be), with their own code, data
 files and metadata. The libraries Nova's series requires patched
-(os-traits, see series.cloud.venv) are the virtualenv's for both: Nova
-34.0.0 runs with the patched os-traits and just does not report its new
-trait. What runs where is kept in .work/cloud/releases.json until `cloud
+(os-traits, see series.cloud.service_venv) are the virtualenv's for both:
+Nova 34.0.0 runs with the patched os-traits and just does not report its
+new trait. What runs where is kept in .work/cloud/releases.json until `cloud
 down`; without it everything runs the series.
 """
 
@@ -18,12 +18,12 @@ import json
 import os
 from pathlib import Path
 
-from series import base
 from series.cloud import layout
-from series.cloud import venv
+from series.cloud import service_venv
 from series import config
-from series import envs
+from series import pristine
 from series import process
+from series import virtualenvs
 
 SERIES = 'series'
 PRISTINE = 'pristine'
@@ -48,14 +48,14 @@ def ensure_pristine():
     if stamp.exists() and stamp.read_text() == wanted:
         return target
     process.run(['rm', '-rf', target])
-    sdists = [base.fetch_base(project) for project in projects]
+    sdists = [pristine.fetch_base(project) for project in projects]
     for project, sdist in zip(projects, sdists):
         process.say(f'cloud: installing pristine {project.name} '
                     f'{project.version} (the sdist, no dependencies)')
-        process.run([venv.bin('python'), '-m', 'pip', 'install', '--quiet',
-                     '--no-input', '--no-deps',
+        process.run([service_venv.bin('python'), '-m', 'pip', 'install',
+                     '--quiet', '--no-input', '--no-deps',
                      '--target', target, sdist],
-                    env=dict(envs.PBR_ENV, PBR_VERSION=project.version))
+                    env=dict(virtualenvs.PBR_ENV, PBR_VERSION=project.version))
     stamp.write_text(wanted)
     return target
 
@@ -121,7 +121,7 @@ def imported_from(part):
             f'    module = importlib.import_module(name)\n'
             f'    print(f"{{name}}={{os.path.dirname(module.__file__)}}")')
     # Importing Cinder warns on standard error, which run() merges.
-    output = process.run([venv.bin('python'), '-c', code],
+    output = process.run([service_venv.bin('python'), '-c', code],
                          env=environment(part), cwd='/')
     return dict(line.split('=', 1) for line in output.stdout.splitlines()
                 if line.split('=', 1)[0] in PROJECTS)

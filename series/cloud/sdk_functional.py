@@ -10,10 +10,10 @@ import os
 from series.cloud import deploy
 from series.cloud import layout
 from series import config
-from series import envs
 from series import process
 from series import queue
 from series import suites
+from series import virtualenvs
 
 TESTS = (r'^openstack\.tests\.functional\.'
          r'(compute\.v2\.test_volume_attachment\.'
@@ -47,7 +47,7 @@ def run():
     """
     project = config.get_project('openstacksdk')
     queue.ensure_tree(project)
-    python = envs.ensure_venv(project)
+    python = virtualenvs.ensure_venv(project)
     env = dict(os.environ, **environment(deploy.clouds_yaml()),
                PATH=f'{python.parent}{os.pathsep}{os.environ["PATH"]}')
     log = layout.log('openstacksdk-functional')

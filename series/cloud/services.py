@@ -12,11 +12,11 @@ import signal
 import subprocess
 import time
 
-from series.cloud import api
 from series.cloud import hosts
 from series.cloud import layout
 from series.cloud import releases
-from series.cloud import venv
+from series.cloud import rest
+from series.cloud import service_venv
 from series import config
 
 STOP_SECONDS = 30
@@ -44,7 +44,7 @@ class Service:
 
     @property
     def pid_file(self):
-        return layout.run(self.name)
+        return layout.pid_file(self.name)
 
     def pid(self):
         """The PID of this service if it runs, else None."""
@@ -59,7 +59,7 @@ class Service:
         log = layout.log(self.name)
         log.parent.mkdir(parents=True, exist_ok=True)
         self.pid_file.parent.mkdir(parents=True, exist_ok=True)
-        # The cloud's own commands first (series.ceph.CLI_WRAPPER).
+        # The cloud's own commands first (series.cloud.ceph.CLI_WRAPPER).
         env = dict(os.environ, PATH=f'{layout.directory() / "bin"}'
                    f'{os.pathsep}{os.environ["PATH"]}', **self.env)
         with open(log, 'ab') as output:
@@ -131,7 +131,7 @@ def all_services():
     libvirtd, the control plane (Neutron's RPC server and each host's
     macvtap agent among it), each host's nova-compute.
     """
-    uwsgi = venv.bin('uwsgi')
+    uwsgi = service_venv.bin('uwsgi')
     nova_conf = ('--config-file', conf('nova', 'nova.conf'))
     cinder_conf = ('--config-file', conf('cinder', 'cinder.conf'))
     services = []
@@ -152,26 +152,27 @@ def all_services():
             env=control if name in UPGRADED_APIS else {}))
     neutron_conf = ('--config-file', conf('neutron', 'neutron.conf'))
     services.append(Service('neutron-rpc-server', (
-        venv.bin('neutron-rpc-server'), *neutron_conf, '--config-file',
+        service_venv.bin('neutron-rpc-server'), *neutron_conf, '--config-file',
         conf('neutron', 'ml2_conf.ini'))))
     for host in hosts.HOSTS:
         services.append(Service(
             f'neutron-macvtap-agent-{host.key}', (
-                venv.bin('python'), MACVTAP_AGENT, *neutron_conf,
+                service_venv.bin('python'), MACVTAP_AGENT, *neutron_conf,
                 '--config-file', conf('neutron', f'macvtap-{host.key}.conf')),
             host=host, neutron_agent='neutron-macvtap-agent'))
     for binary in ('cinder-scheduler', 'cinder-volume'):
-        services.append(Service(binary, (venv.bin(binary), *cinder_conf),
+        services.append(Service(binary,
+                                (service_venv.bin(binary), *cinder_conf),
                                 reports_as=('cinder-api', binary, None),
                                 env=control))
     for binary in ('nova-conductor', 'nova-scheduler'):
-        services.append(Service(binary, (venv.bin(binary), *nova_conf),
+        services.append(Service(binary, (service_venv.bin(binary), *nova_conf),
                                 reports_as=('nova-api', binary, None),
                                 env=control))
     for host in hosts.HOSTS:
         services.append(Service(
             f'nova-compute-{host.key}', host.namespaced(
-                venv.bin('nova-compute'), '--config-file',
+                service_venv.bin('nova-compute'), '--config-file',
                 conf('nova', f'compute-{host.key}.conf')),
             reports_as=('nova-api', 'nova-compute', host.name), host=host,
             env=releases.environment(host.name)))
@@ -194,8 +195,8 @@ def hypervisors():
 
 def http_healthy(service):
     try:
-        reply = api.request('GET', f'http://{layout.HOST}:{service.port}/',
-                            timeout=5)
+        reply = rest.request('GET', f'http://{layout.HOST}:{service.port}/',
+                             timeout=5)
     except OSError:
         return False
     return reply.status < 500
@@ -279,9 +280,9 @@ def start(service, timeout=120, admin=None):
         return proc is not None and proc.poll() is not None
 
     try:
-        api.wait(f'{service.name} healthy',
-                 lambda: exited() or health(service, admin),
-                 timeout, interval=0.5)
+        rest.wait(f'{service.name} healthy',
+                  lambda: exited() or health(service, admin),
+                  timeout, interval=0.5)
     except config.SeriesError:
         raise config.SeriesError(
             f'{service.name} did not become healthy in {timeout}s; the end '

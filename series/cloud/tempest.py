@@ -37,10 +37,10 @@ from series.cloud import hosts
 from series.cloud import layout
 from series.cloud import network
 from series import config
-from series import envs
 from series import process
 from series import queue
 from series import suites
+from series import virtualenvs
 
 TESTS = (r'^tempest\.api\.compute\.volumes\.test_attach_volume_mode\.',
          r'^tempest\.api\.compute\.volumes\.test_attach_volume\.'
@@ -269,7 +269,7 @@ def run(session):
     """
     project = config.get_project('tempest')
     queue.ensure_tree(project)
-    python = envs.ensure_venv(project)
+    python = virtualenvs.ensure_venv(project)
     image = next(image['id'] for image in session.get(
         'glance-api', f'/images?name={deploy.SSH_IMAGE}')['images'])
     flavors = {flavor['name']: flavor['id'] for flavor in session.get(

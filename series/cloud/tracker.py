@@ -9,7 +9,7 @@ import dataclasses
 from series.cloud.client import PREFIX
 from series.cloud import hosts
 from series.cloud import ledger
-from series.cloud import views
+from series.cloud import probes
 
 SIZE_GIB = 1
 
@@ -93,7 +93,7 @@ class Tracker:
     def new_volume(self, name, multiattach=True, image=None):
         volume = self.cloud.create_volume(name, multiattach, image)
         self.volumes[name] = volume['id']
-        [digest] = views.digests([self.cloud.rbd_image(volume['id'])])
+        [digest] = probes.digests([self.cloud.rbd_image(volume['id'])])
         self.written[volume['id']] = [digest, None]
         self.report.volumes[volume['id']] = {'name': name,
                                              'digest_made': digest}
@@ -105,7 +105,7 @@ class Tracker:
         began, says what the server's slot held.
         """
         self.ledger.attach(server_id, volume_id, mode, requested or mode)
-        self.baseline[server_id, volume_id] = views.slot_in_region(
+        self.baseline[server_id, volume_id] = probes.slot_in_region(
             region, server_id, SIZE_GIB)
         if mode == 'rw':
             self.written[volume_id][1] = 'rw'
@@ -116,7 +116,7 @@ class Tracker:
         self.expect(server_id, volume_id, mode, region)
 
     def slot_region(self, volume_id):
-        return views.slot_region(self.cloud.rbd_image(volume_id), SIZE_GIB)
+        return probes.slot_region(self.cloud.rbd_image(volume_id), SIZE_GIB)
 
     def detach(self, server_id, volume_id):
         self.cloud.detach(server_id, volume_id)

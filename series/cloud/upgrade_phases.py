@@ -5,13 +5,13 @@ still does, host B on the series, and the rollback to the pristine
 releases. Each is a function of the Upgrade that returns its detail.
 """
 
-from series.cloud import api
 from series.cloud import attachment_checks
 from series.cloud.client import check
 from series.cloud.client import PREFIX
 from series.cloud import databases
 from series.cloud import hosts
 from series.cloud import releases
+from series.cloud import rest
 from series.cloud import services
 
 # What nova-api answers a read-only request while a compute it involves is
@@ -59,9 +59,9 @@ def start_services(names, admin):
     started = [host.name for host in hosts.HOSTS
                if services.compute(host).name in names]
     if started:
-        api.wait(f'{", ".join(started)} started (a state report each)',
-                 lambda: all(databases.report_counts()[host] > before[host]
-                             for host in started), 240)
+        rest.wait(f'{", ".join(started)} started (a state report each)',
+                  lambda: all(databases.report_counts()[host] > before[host]
+                              for host in started), 240)
 
 
 def restart_services(names, admin):
@@ -70,7 +70,7 @@ def restart_services(names, admin):
 
 
 def wait_computes_up(cloud):
-    api.wait('both nova-computes up', lambda: all(
+    rest.wait('both nova-computes up', lambda: all(
         cloud.compute_service(host.name)['state'] == 'up'
         for host in hosts.HOSTS), 180)
 

@@ -7,8 +7,8 @@ from unittest import mock
 
 from series.cloud import attach_steps
 from series.cloud.client import Failed
+from series.cloud import probes
 from series.cloud.tracker import Tracker
-from series.cloud import views
 
 
 class ImagesTest(unittest.TestCase):
@@ -20,7 +20,7 @@ class ImagesTest(unittest.TestCase):
             made.written[volume_id] = ['made', written_by]
             made.report.volumes[volume_id] = {'name': name,
                                               'digest_made': 'made'}
-        with mock.patch.object(views, 'digests',
+        with mock.patch.object(probes, 'digests',
                                lambda images: [digests[image]
                                                for image in images]):
             try:

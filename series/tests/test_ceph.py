@@ -1,4 +1,4 @@
-"""Tests of series.ceph: a real one-OSD cluster, up and down.
+"""Tests of series.cloud.ceph: a real one-OSD cluster, up and down.
 
 It needs Debian's ceph-mon, ceph-mgr and ceph-osd (tools/setup-test-host
 installs them for CI).
@@ -10,7 +10,7 @@ import subprocess
 import tempfile
 import unittest
 
-from series import ceph
+from series.cloud import ceph
 from series.tests import base
 
 MISSING = [tool for tool in ('ceph-mon', 'ceph-mgr', 'ceph-osd', 'rbd')

@@ -245,7 +245,7 @@ class BesideTheCloudTest(unittest.TestCase):
 class VirtualenvTest(base.SeriesTestCase):
 
     def test_the_work_tree_is_applied_first_if_there_is_none(self):
-        with mock.patch.object(ci.envs, 'ensure_venv') as ensure_venv:
+        with mock.patch.object(ci.virtualenvs, 'ensure_venv') as ensure_venv:
             self.quiet(ci.virtualenv, self.project)
             self.assertTrue((self.project.tree / '.git').exists())
             marker = self.project.tree / 'left-by-an-earlier-part'

@@ -1,4 +1,4 @@
-"""Tests of series.guest: the real cloud's guest, booted under QEMU.
+"""Tests of series.cloud.guest: the real cloud's guest, booted under QEMU.
 
 The boot tests need Debian's qemu-system-x86, linux-image-amd64,
 busybox-static, syslinux, mtools and dosfstools, and the SSH test also
@@ -16,7 +16,7 @@ import tempfile
 import time
 import unittest
 
-from series import guest
+from series.cloud import guest
 from series.tests import base
 
 TOOLS = ('qemu-system-x86_64', 'syslinux', 'mcopy', 'mkfs.fat', 'busybox')

@@ -43,7 +43,7 @@ class LintTest(unittest.TestCase):
             return mock.Mock(returncode=int(failed),
                              stdout='problem\n' if failed else '')
 
-        with mock.patch.object(linters.envs, 'ensure_venv',
+        with mock.patch.object(linters.virtualenvs, 'ensure_venv',
                                return_value=python), \
                 mock.patch.object(linters.selection, 'changed_files',
                                   return_value=['a.py', 'notes.yaml',
@@ -80,7 +80,7 @@ class LintToolsTest(unittest.TestCase):
     """flake8 on this repository's own Python."""
 
     def lint_tools(self, returncode, stdout):
-        with mock.patch.object(linters.envs, 'ensure_venv',
+        with mock.patch.object(linters.virtualenvs, 'ensure_venv',
                                return_value=Path('/venv/bin/python')), \
                 mock.patch.object(process, 'run', return_value=mock.Mock(
                     returncode=returncode, stdout=stdout)) as run, \

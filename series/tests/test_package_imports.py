@@ -27,18 +27,18 @@ class ImportsTest(unittest.TestCase):
         tmp, root = package({
             'series/config.py': 'import os\n',
             'series/cloud/__init__.py': '',
-            'series/cloud/api.py': 'from series import config\n',
-            'series/cloud/deploy.py': ('from series.cloud import api\n'
-                                       'from series.cloud.api import x\n'
+            'series/cloud/rest.py': 'from series import config\n',
+            'series/cloud/deploy.py': ('from series.cloud import rest\n'
+                                       'from series.cloud.rest import x\n'
                                        'import series.config\n'),
-            'series/tests/test_api.py': 'from series.cloud import api\n'})
+            'series/tests/test_rest.py': 'from series.cloud import rest\n'})
         self.addCleanup(tmp.cleanup)
         self.assertEqual(
             {'series': [], 'series.cloud': [], 'series.config': [],
-             'series.cloud.api': ['series.config'],
-             'series.cloud.deploy': ['series.cloud.api', 'series.config']},
+             'series.cloud.rest': ['series.config'],
+             'series.cloud.deploy': ['series.cloud.rest', 'series.config']},
             package_imports.imports(root))
-        self.assertIn('* ``cloud.deploy``: ``cloud.api``, ``config``',
+        self.assertIn('* ``cloud.deploy``: ``cloud.rest``, ``config``',
                       package_imports.imports_rst(root))
 
     def test_a_cycle_is_found(self):

@@ -8,8 +8,8 @@ from pathlib import Path
 import socket
 import sys
 
-from series.cloud import api
 from series.cloud import layout
+from series.cloud import rest
 from series.cloud import services
 from series import config
 from series.tests import base
@@ -32,7 +32,7 @@ class ServicesTest(base.RootTestCase):
         class Admin:
             def call(self, method, service, path):
                 asked.append((method, service, path))
-                return api.Response(200, {}, json.dumps(
+                return rest.Response(200, {}, json.dumps(
                     {'agents': [{'alive': alive}]}))
 
         for alive in (True, False):
@@ -85,6 +85,6 @@ class ServiceEnvironmentTest(base.RootTestCase):
             'time.sleep(60)'), env={'PYTHONPATH': '/pristine'})
         self.addCleanup(service.stop)
         services.start(service, timeout=10)
-        api.wait('the output', lambda: 'pristine' in service.log_tail(), 10,
-                 interval=0.1)
+        rest.wait('the output', lambda: 'pristine' in service.log_tail(), 10,
+                  interval=0.1)
         self.assertEqual('/pristine', service.log_tail().strip())

@@ -4,11 +4,11 @@ import subprocess
 import sys
 from unittest import mock
 
-from series import envs
 from series import process
 from series import spec
 from series import suites
 from series.tests import base
+from series import virtualenvs
 
 
 class SpecChecksTest(base.SeriesTestCase):
@@ -17,7 +17,7 @@ class SpecChecksTest(base.SeriesTestCase):
         sphinx = subprocess.CompletedProcess([], sphinx_exit,
                                              stdout='WARNING: bad title')
         titles = suites.SuiteResult('spec title check', passed=19)
-        with mock.patch.object(envs, 'ensure_venv',
+        with mock.patch.object(virtualenvs, 'ensure_venv',
                                return_value=sys.executable), \
                 mock.patch.object(suites, 'tool_self_test',
                                   return_value=titles) as self_test, \

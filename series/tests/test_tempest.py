@@ -9,8 +9,8 @@ import json
 import re
 import unittest
 
+from series.cloud import service_venv
 from series.cloud import tempest
-from series.cloud import venv
 from series import config
 from series import suites
 from series.tests import base
@@ -243,7 +243,7 @@ class ReadJobTest(unittest.TestCase):
     """
 
     def test_the_jobs_vars(self):
-        python = venv.bin('python')
+        python = service_venv.bin('python')
         if not python.exists():
             self.skipTest('no cloud virtualenv')
         self.assertEqual(

@@ -8,8 +8,8 @@ import unittest
 from unittest import mock
 
 from series.cloud import hosts
+from series.cloud import probes
 from series.cloud import tracker
-from series.cloud import views
 
 # Slots are placed by the instance UUID.
 SERVER = '6b4164b7-fd66-4758-a5c8-6a2f0c9e1d20'
@@ -90,10 +90,10 @@ class TrackerTest(unittest.TestCase):
 
     def setUp(self):
         self.made = tracker.Tracker(FakeCloud())
-        region = bytes(views.REGION_BYTES)
+        region = bytes(probes.REGION_BYTES)
         for name, value in (('digests', lambda images: ['made']),
                             ('slot_region', lambda image, size: region)):
-            patcher = mock.patch.object(views, name, value)
+            patcher = mock.patch.object(probes, name, value)
             patcher.start()
             self.addCleanup(patcher.stop)
 
@@ -116,12 +116,12 @@ class TrackerTest(unittest.TestCase):
                           ('attach', SERVER, writable, 'rw')],
                          self.made.cloud.calls)
         self.assertEqual('ro', self.made.ledger.mode(SERVER, read_only))
-        self.assertEqual(views.SLOT_BYTES,
+        self.assertEqual(probes.SLOT_BYTES,
                          len(self.made.baseline[SERVER, read_only]))
 
     def test_the_mode_asked_for_is_kept_apart(self):
         volume_id = self.made.new_volume('flag')
-        self.made.expect(SERVER, volume_id, 'ro', bytes(views.REGION_BYTES),
+        self.made.expect(SERVER, volume_id, 'ro', bytes(probes.REGION_BYTES),
                          requested='rw')
         self.assertEqual('ro', self.made.ledger.mode(SERVER, volume_id))
         self.assertEqual('rw', self.made.ledger.requested[SERVER, volume_id])

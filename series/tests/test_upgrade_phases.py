@@ -8,9 +8,9 @@ import time
 import unittest
 from unittest import mock
 
-from series.cloud import api
 from series.cloud import client
 from series.cloud import databases
+from series.cloud import rest
 from series.cloud import services
 from series.cloud.tracker import Tracker
 from series.cloud.tracker import UpgradeReport
@@ -18,7 +18,7 @@ from series.cloud import upgrade_phases
 
 
 def reply(status, message):
-    return api.Response(status, {}, json.dumps(
+    return rest.Response(status, {}, json.dumps(
         {'conflictingRequest': {'code': status, 'message': message}}))
 
 

@@ -1,10 +1,10 @@
-"""Tests of series.base: the pinned base, fetched and verified."""
+"""Tests of series.pristine: the pinned base, fetched and verified."""
 
 from unittest import mock
 
-from series import base
 from series import config
-# series/tests/base.py, named so as not to hide series.base.
+from series import pristine
+# series/tests/base.py, the tests' shared fixture.
 from series.tests import base as fixture
 
 
@@ -12,12 +12,12 @@ class BaseTest(fixture.SeriesTestCase):
 
     def test_fetch_downloads_and_verifies(self):
         self.project.sdist.unlink()
-        path = self.quiet(base.fetch_base, self.project)
+        path = self.quiet(pristine.fetch_base, self.project)
         self.assertEqual(self.project.sha256, fixture.sha256(path))
 
     def test_fetch_replaces_a_corrupt_cached_download(self):
         self.project.sdist.write_bytes(b'not the sdist')
-        path = self.quiet(base.fetch_base, self.project)
+        path = self.quiet(pristine.fetch_base, self.project)
         self.assertEqual(self.project.sha256, fixture.sha256(path))
 
     def test_fetch_refuses_a_download_with_another_sha256(self):
@@ -25,7 +25,7 @@ class BaseTest(fixture.SeriesTestCase):
         fixture.make_sdist(self.index, core='tampered\n')
         with self.assertRaisesRegex(config.SeriesError,
                                     'does not match the pin'):
-            self.quiet(base.fetch_base, self.project)
+            self.quiet(pristine.fetch_base, self.project)
         self.assertFalse(self.project.sdist.exists())
 
     def test_constraints_missing_refused_before_downloading(self):
@@ -35,7 +35,7 @@ class BaseTest(fixture.SeriesTestCase):
                 config.SeriesError,
                 'constraints/upper-constraints.txt .* is not in the '
                 'repository'):
-            self.quiet(base.fetch_base, self.project)
+            self.quiet(pristine.fetch_base, self.project)
         self.assertFalse(self.project.sdist.exists())
 
     def test_the_repository_pins_its_own_constraints(self):
@@ -44,4 +44,4 @@ class BaseTest(fixture.SeriesTestCase):
             for project in config.load_projects().values():
                 self.assertTrue(project.constraints_file.is_relative_to(
                     fixture.REPOSITORY))
-                base.check_constraints(project)
+                pristine.check_constraints(project)

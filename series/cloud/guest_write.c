@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The real cloud's guest: one write to a disk that does not go through
- * the guest kernel's read-only check (series/guest.py builds it for the
+ * the guest kernel's read-only check (series/cloud/guest.py builds it for the
  * guest's kernel and puts it in the initramfs).
  *
  * A write(2) to a disk the kernel marks read-only fails in the kernel

@@ -10,8 +10,8 @@ import sys
 import time
 import tomllib
 
-from series import base
 from series import config
+from series import pristine
 from series import process
 from series import queue
 
@@ -20,7 +20,7 @@ def constraints_for(project):
     """upper-constraints without the project under test, as OpenStack CI,
     nor the projects whose patched trees its virtualenv takes instead.
     """
-    base.check_constraints(project)
+    pristine.check_constraints(project)
     lines = project.constraints_file.read_text().splitlines()
     unpinned = {project.name, *project.series_requirements}
     keep = [line for line in lines

@@ -9,11 +9,11 @@ import subprocess
 import xml.etree.ElementTree as ElementTree
 
 from series.cloud import configs
+from series.cloud import guest
 from series.cloud import hosts
 from series.cloud import layout
-from series.cloud import venv
+from series.cloud import service_venv
 from series import config
-from series import guest
 
 REGION_BYTES = guest.SLOT_REGION * guest.SECTOR
 SLOT_BYTES = 2 * guest.SECTOR
@@ -54,7 +54,7 @@ def domain_disks(host, domain):
 def rbd(requests):
     """Run rbd_probe with the cloud's Python: its answers, in order."""
     proc = subprocess.run(
-        [str(venv.bin('python')), '-m', 'series.cloud.rbd_probe',
+        [str(service_venv.bin('python')), '-m', 'series.cloud.rbd_probe',
          str(layout.directory() / 'ceph' / 'ceph.conf'),
          *configs.CINDER_BACKENDS.values()],
         input=json.dumps(requests), text=True, cwd=config.ROOT,

@@ -1,4 +1,4 @@
-"""Tests of series.cloud.venv: the cloud's virtualenv, in a temporary
+"""Tests of series.cloud.service_venv: the cloud's virtualenv, in a temporary
 root, with pip and uv not run.
 """
 
@@ -6,7 +6,7 @@ from pathlib import Path
 import shutil
 from unittest import mock
 
-from series.cloud import venv
+from series.cloud import service_venv
 from series.tests import base
 
 PROJECTS_TOML = """\
@@ -46,13 +46,16 @@ class VenvTest(base.RootTestCase):
             (tree / '.git').mkdir(parents=True)
             (tree / 'requirements.txt').write_text(f'{name} needs\n')
         self.installed = []
-        patchers = [mock.patch.object(venv.process, 'run', self.fake_run),
-                    mock.patch.object(venv.process, 'say', lambda line: None),
-                    mock.patch.object(venv.subprocess, 'Popen',
+        patchers = [mock.patch.object(service_venv.process, 'run',
+                                      self.fake_run),
+                    mock.patch.object(service_venv.process, 'say',
+                                      lambda line: None),
+                    mock.patch.object(service_venv.subprocess, 'Popen',
                                       self.fake_popen),
-                    mock.patch.object(venv, 'link_ceph_modules',
+                    mock.patch.object(service_venv, 'link_ceph_modules',
                                       lambda path: None),
-                    mock.patch.object(venv.envs, 'uv', lambda: Path('uv'))]
+                    mock.patch.object(service_venv.virtualenvs, 'uv',
+                                      lambda: Path('uv'))]
         for patcher in patchers:
             patcher.start()
             self.addCleanup(patcher.stop)
@@ -77,7 +80,7 @@ class VenvTest(base.RootTestCase):
     def test_patched_trees_in_order_each_as_its_version(self):
         # os-traits before Nova, whose requirements ask for its version;
         # placement (one of the releases after) then finds it installed.
-        venv.ensure()
+        service_venv.ensure()
         self.assertEqual([('os-traits', '3.9.0+multiattach.1'),
                           ('nova', '34.0.0'), ('cinder', '29.0.0'),
                           ('releases', None)],
@@ -85,31 +88,32 @@ class VenvTest(base.RootTestCase):
 
     def test_constraints_drop_every_patched_project(self):
         self.assertEqual(['os-traits', 'nova', 'cinder'],
-                         [p.name for p in venv.patched_projects()])
-        venv.ensure()
+                         [p.name for p in service_venv.patched_projects()])
+        service_venv.ensure()
         self.assertEqual('oslo.db===18.1.0\n',
-                         (venv.path() / 'upper-constraints.txt').read_text())
+                         (service_venv.path() /
+                          'upper-constraints.txt').read_text())
 
     def test_rebuilt_when_the_installed_version_changes(self):
-        venv.ensure()
-        venv.ensure()
+        service_venv.ensure()
+        service_venv.ensure()
         self.assertEqual(4, len(self.installed))
         self.write_projects('3.9.0+multiattach.2')
-        venv.ensure()
+        service_venv.ensure()
         self.assertEqual(('os-traits', '3.9.0+multiattach.2'),
                          self.installed[4])
 
     def test_rebuilt_when_a_requirements_file_changes(self):
-        venv.ensure()
+        service_venv.ensure()
         (self.root / '.work/trees/os-traits/requirements.txt').write_text(
             'pbr\n')
-        venv.ensure()
+        service_venv.ensure()
         self.assertEqual(8, len(self.installed))
 
     def test_missing_work_trees_are_applied(self):
         for name in ('os-traits', 'cinder'):
             shutil.rmtree(self.root / '.work/trees' / name / '.git')
-        with mock.patch.object(venv.queue, 'apply') as apply:
-            venv.patched_projects()
+        with mock.patch.object(service_venv.queue, 'apply') as apply:
+            service_venv.patched_projects()
         self.assertEqual(['os-traits', 'cinder'],
                          [call.args[0].name for call in apply.call_args_list])

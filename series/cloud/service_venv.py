@@ -15,9 +15,9 @@ import sysconfig
 import time
 
 from series import config
-from series import envs
 from series import process
 from series import queue
+from series import virtualenvs
 
 # The 2026.2 releases of the services we do not patch, and uWSGI (not in
 # upper-constraints), from PyPI.
@@ -70,7 +70,7 @@ def ensure():
     process.run([sys.executable, '-m', 'venv', venv])
     constraints_file = venv / 'upper-constraints.txt'
     constraints_file.write_text(constraints)
-    install_command = envs.installer(python, constraints_file)
+    install_command = virtualenvs.installer(python, constraints_file)
     # The patched trees editable, each with its own version for pbr: the
     # installs-as projects.toml gives where another series requires it
     # (os-traits as 3.9.0+multiattach.1, which Nova's series requires).
@@ -81,13 +81,13 @@ def ensure():
         process.say(f'cloud: installing {project.name} {project.version} '
                     f'with its series{installed_as}')
         process.run([*install_command, '--quiet', '-e', project.tree],
-                    env=dict(envs.PBR_ENV,
+                    env=dict(virtualenvs.PBR_ENV,
                              PBR_VERSION=project.installed_version))
     install = subprocess.Popen(
         [str(c) for c in (*install_command, *RELEASES, *EXTRAS)],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     output = []
-    for line in envs.install_progress(install.stdout, output):
+    for line in virtualenvs.install_progress(install.stdout, output):
         process.say(line)
     if install.wait() != 0:
         raise config.SeriesError('installing the cloud virtualenv failed; '
@@ -107,7 +107,7 @@ def patched_projects():
     projects = []
     for name in PATCHED:
         project = config.get_project(name)
-        for required in envs.series_requirements(project):
+        for required in virtualenvs.series_requirements(project):
             if required.name not in [p.name for p in projects]:
                 projects.append(required)
         queue.ensure_tree(project)
@@ -117,9 +117,9 @@ def patched_projects():
 
 def constraints_for(projects):
     """upper-constraints without any of the patched projects: the lines
-    envs.constraints_for keeps for every one of them.
+    virtualenvs.constraints_for keeps for every one of them.
     """
-    kept = [envs.constraints_for(project).splitlines(keepends=True)
+    kept = [virtualenvs.constraints_for(project).splitlines(keepends=True)
             for project in projects]
     common = set.intersection(*map(set, kept))
     return ''.join(line for line in kept[0] if line in common)

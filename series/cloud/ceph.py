@@ -77,8 +77,8 @@ osd_crush_update_on_start = false
 # refusal only.
 CLI_WRAPPER = """\
 #!/bin/bash
-# Written by tools/series (series/ceph.py): {real}, asked again when
-# the monitor refused its first request (a Ceph 16.2 client race).
+# Written by tools/series (series/cloud/ceph.py): {real}, asked again
+# when the monitor refused its first request (a Ceph 16.2 client race).
 out=$(mktemp) err=$(mktemp)
 trap 'rm -f "$out" "$err"' EXIT
 for attempt in 1 2 3 4 5; do

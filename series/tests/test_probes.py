@@ -1,10 +1,10 @@
-"""Tests of series.cloud.views: the disks of a domain, per volume, as its
+"""Tests of series.cloud.probes: the disks of a domain, per volume, as its
 libvirt XML and QEMU's query-block show them.
 """
 
 import unittest
 
-from series.cloud import views
+from series.cloud import probes
 
 DOMAIN_XML = """\
 <domain type='qemu'>
@@ -49,9 +49,9 @@ class DisksTest(unittest.TestCase):
     def test_xml_and_qemu_views_per_volume(self):
         self.assertEqual({'aaaa': ('vda', True, True),
                           'bbbb': ('vdb', False, False)},
-                         views.disks(DOMAIN_XML, QUERY_BLOCK))
+                         probes.disks(DOMAIN_XML, QUERY_BLOCK))
 
     def test_a_disk_qemu_does_not_list_has_no_qemu_view(self):
         self.assertEqual({'aaaa': ('vda', True, None),
                           'bbbb': ('vdb', False, None)},
-                         views.disks(DOMAIN_XML, '{"return": []}'))
+                         probes.disks(DOMAIN_XML, '{"return": []}'))
