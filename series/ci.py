@@ -36,7 +36,8 @@ CI_MUTANT_PROJECTS = ('os-traits', 'openstacksdk', 'python-openstackclient',
 VIRTUALENV_TOOL_TESTS = ('series.tests.test_suites.RunStestrTest',
                          'series.tests.test_each',
                          'series.tests.test_mutants.RunMutantTest',
-                         'series.tests.test_tempest.ReadJobTest')
+                         'series.tests.test_tempest.ReadJobTest',
+                         'series.tests.test_macvtap_agent')
 
 
 def virtualenv_tool_tests():

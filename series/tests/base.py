@@ -10,7 +10,9 @@ directory. Run the tests from the repository root:
 
 import contextlib
 import hashlib
+import http.server
 import io
+import json
 import os
 from pathlib import Path
 import re
@@ -19,10 +21,12 @@ import socket
 import subprocess
 import tarfile
 import tempfile
+import threading
 import unittest
 from unittest import mock
 
 from series import checks
+from series.cloud import layout
 from series import config
 from series import queue
 
@@ -214,3 +218,60 @@ def assert_selects_functional_tests_added(case, project, tests, count,
     for test in added:
         case.assertTrue(selected.search(test), test)
     case.assertFalse(selected.search(not_selected))
+
+
+FAKE_PASSWORD = 'secret'
+
+
+class FakeServicesHandler(http.server.BaseHTTPRequestHandler):
+    """Keystone's token request answered with a token (token-N, N the
+    request's number); any other request with what the server's
+    `respond(method, path, body)` returns: (status, JSON reply).
+    """
+
+    def log_message(self, *args):
+        pass
+
+    def answer(self):
+        length = int(self.headers.get('Content-Length') or 0)
+        body = self.rfile.read(length).decode()
+        self.server.seen.append((self.command, self.path, self.headers,
+                                 body))
+        if self.path == '/v3/auth/tokens':
+            status, reply = 201, {'token': {'project': {'id': 'project-id'}}}
+            headers = {'X-Subject-Token': f'token-{len(self.server.seen)}'}
+        else:
+            status, reply = self.server.respond(self.command, self.path,
+                                                body)
+            headers = {}
+        text = json.dumps(reply).encode()
+        self.send_response(status)
+        for name, value in dict(headers,
+                                **{'Content-Length': len(text)}).items():
+            self.send_header(name, str(value))
+        self.end_headers()
+        self.wfile.write(text)
+
+    do_GET = do_POST = do_PUT = do_DELETE = answer
+
+
+def fake_services(case, respond):
+    """Every service of the cloud's layout answered by one HTTP server on
+    this machine (FakeServicesHandler), for the duration of `case` (a
+    RootTestCase: the cloud's password is written in its root); the
+    list of the requests it got: (method, path, headers, body).
+    """
+    server = http.server.ThreadingHTTPServer(('127.0.0.1', 0),
+                                             FakeServicesHandler)
+    server.seen, server.respond = [], respond
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    case.addCleanup(server.server_close)
+    case.addCleanup(server.shutdown)
+    port = server.server_address[1]
+    patcher = mock.patch.object(
+        layout, 'PORTS', {service: port for service in layout.PORTS})
+    patcher.start()
+    case.addCleanup(patcher.stop)
+    layout.password_path().parent.mkdir(parents=True, exist_ok=True)
+    layout.password_path().write_text(FAKE_PASSWORD + '\n')
+    return server.seen

@@ -1,0 +1,80 @@
+"""Tests of series.cloud.client against fake services on this machine:
+check(), and what wait_server() waits for (status, no task, host) and
+how it fails (a server in ERROR, with its fault's last lines).
+"""
+
+from unittest import mock
+
+from series.cloud import client
+from series.cloud import rest
+from series import config
+from series.tests import base
+
+SERVER = 'b8c4e0a6-3f36-4a1e-9d1b-6f7d0e2a1c55'
+
+
+def server(status, task=None, host='mae-compute-a', fault=None):
+    return {'id': SERVER, 'status': status, 'OS-EXT-STS:task_state': task,
+            'OS-EXT-SRV-ATTR:host': host, 'fault': fault}
+
+
+class CheckTest(base.RootTestCase):
+
+    def test_check(self):
+        client.check(True, 'never raised')
+        with self.assertRaisesRegex(client.Failed, 'the reason'):
+            client.check(False, 'the reason')
+
+
+class WaitServerTest(base.RootTestCase):
+
+    def cloud(self, states):
+        """A Cloud whose GET /servers/SERVER answers each of `states` in
+        turn, then the last one again.
+        """
+        states = list(states)
+
+        def respond(method, path, body):
+            if path.startswith(f'/v2.1/servers/{SERVER}'):
+                state = states.pop(0) if len(states) > 1 else states[0]
+                return 200, {'server': state}
+            return 404, {}
+        self.seen = base.fake_services(self, respond)
+        self.sleeps = []
+        patcher = mock.patch.object(rest.time, 'sleep',
+                                    side_effect=self.sleeps.append)
+        patcher.start()
+        self.addCleanup(patcher.stop)
+        return client.Cloud()
+
+    def test_the_status_asked_for_with_no_task_on_the_host(self):
+        cloud = self.cloud([server('BUILD'), server('ACTIVE', 'spawning'),
+                            server('ACTIVE', host='mae-compute-b'),
+                            server('ACTIVE')])
+        found = cloud.wait_server(SERVER, host='mae-compute-a', timeout=60)
+        self.assertEqual(('ACTIVE', 'mae-compute-a'),
+                         (found['status'], found['OS-EXT-SRV-ATTR:host']))
+        self.assertEqual(3, len(self.sleeps))
+        self.assertEqual('compute 2.105', self.seen[-1][2][
+            'OpenStack-API-Version'])
+
+    def test_error_fails_with_the_faults_last_lines(self):
+        cloud = self.cloud([server('BUILD'), server('ERROR', fault={
+            'message': 'Build of instance aborted',
+            'details': 'Traceback\n  File "a.py"\n  File "b.py"\n'
+                       '    raise VolumeAttachFailed\n'})])
+        with self.assertRaisesRegex(
+                client.Failed, 'went to ERROR: Build of instance aborted '
+                r'\(File "a.py" \| File "b.py" \| raise VolumeAttachFailed\)'):
+            cloud.wait_server(SERVER, timeout=60)
+
+    def test_error_is_waited_for_when_asked_for(self):
+        cloud = self.cloud([server('ERROR', fault={'message': 'No valid'})])
+        self.assertEqual('ERROR', cloud.wait_server(SERVER, ('ERROR',))[
+            'status'])
+
+    def test_a_server_that_never_gets_there_times_out(self):
+        cloud = self.cloud([server('ACTIVE', 'resize_migrating')])
+        with self.assertRaisesRegex(config.SeriesError,
+                                    f'server {SERVER} ACTIVE: still not'):
+            cloud.wait_server(SERVER, timeout=0)
