@@ -12,6 +12,8 @@ from series.cloud import services
 from series import process
 
 CELL_DATABASES = ('mae_nova', 'mae_nova_cell0')
+# The service version a nova-compute of Nova's series writes.
+SERIES_SERVICE_VERSION = 75
 # The packagers' page, "Upgrades and numbering": what an operator runs in
 # each cell database, then in the API database, before starting a
 # release without the series.
@@ -69,6 +71,11 @@ def series_state():
                 "`binary` = 'nova-compute' AND deleted = 0")}}
 
 
+def series_compute_versions():
+    """{host: service version} of every nova-compute on the series."""
+    return {host.name: SERIES_SERVICE_VERSION for host in hosts.HOSTS}
+
+
 def series_problems(state, series_head):
     """What in series_state() says the cloud is not on the series whose
     alembic head is `series_head`.
@@ -78,7 +85,7 @@ def series_problems(state, series_head):
     if state['alembic'] != series_head:
         problems.append(f'alembic head {state["alembic"]}, not the '
                         f"series' {series_head}")
-    wanted = {host.name: 75 for host in hosts.HOSTS}
+    wanted = series_compute_versions()
     if state['compute versions'] != wanted:
         problems.append(f'nova-compute service versions '
                         f'{state["compute versions"]}, not {wanted}')

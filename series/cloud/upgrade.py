@@ -182,6 +182,10 @@ def back_on_the_series(series_head):
         releases.set_release(part, releases.SERIES)
     databases.sync_databases()
     upgrade_phases.start_services(stopped, deploy.admin_session())
+    # Each nova-compute writes its service version as it starts, which
+    # start_services() can return before: a state report of the stopped
+    # nova-compute, queued for the conductor, counts as the new one's.
+    databases.compute_versions(databases.series_compute_versions())
     state = databases.series_state()
     problems = databases.series_problems(state, series_head)
     check(not problems, 'back on the series: ' + '; '.join(problems))

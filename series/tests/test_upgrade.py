@@ -34,8 +34,11 @@ class BackOnTheSeriesTest(base.RootTestCase):
                                   lambda: seen.append(releases.current())), \
                 mock.patch.object(upgrade_phases, 'start_services') as start, \
                 mock.patch.object(upgrade.deploy, 'admin_session'), \
+                mock.patch.object(databases, 'compute_versions',
+                                  lambda wanted: seen.append(wanted)), \
                 mock.patch.object(databases, 'series_state',
-                                  return_value=SERIES_STATE):
+                                  lambda: seen.append('state') or
+                                  SERIES_STATE):
             self.assertEqual(SERIES_STATE,
                              upgrade.back_on_the_series('head'))
         nova_and_cinder = ['cinder-api', 'nova-api', 'cinder-scheduler',
@@ -44,8 +47,12 @@ class BackOnTheSeriesTest(base.RootTestCase):
                            'nova-compute-b']
         self.assertEqual(nova_and_cinder, [
             service.name for service in stop_all.call_args.args[0]])
+        # The releases switched before the sync; the state read once each
+        # nova-compute has written the series' service version.
         self.assertEqual([{'control': 'series', 'mae-compute-a': 'series',
-                           'mae-compute-b': 'series'}], seen)
+                           'mae-compute-b': 'series'},
+                          {'mae-compute-a': 75, 'mae-compute-b': 75},
+                          'state'], seen)
         # Started in the cloud's order: the conductor before the computes.
         self.assertEqual(nova_and_cinder, start.call_args.args[0])
 
@@ -53,6 +60,7 @@ class BackOnTheSeriesTest(base.RootTestCase):
         with mock.patch.object(upgrade.services, 'stop_all'), \
                 mock.patch.object(databases, 'sync_databases'), \
                 mock.patch.object(upgrade_phases, 'start_services'), \
+                mock.patch.object(databases, 'compute_versions'), \
                 mock.patch.object(upgrade.deploy, 'admin_session'), \
                 mock.patch.object(databases, 'series_state', return_value=dict(
                     SERIES_STATE, alembic='ab450ba04102')), \
