@@ -21,6 +21,11 @@ FORMAT_PATCH = [
     '--dst-prefix=b/', '--no-color', '--stat=72,50', '--encode-email-headers',
 ]
 
+# A file in a work tree's .git naming what runs from the tree (the real
+# cloud's services import Nova and Cinder from theirs): apply() refuses
+# to rebuild the tree under it.
+IN_USE = 'series-in-use'
+
 # Ignored in every work tree: output of tests and builds, never a patch.
 WORK_TREE_EXCLUDES = """\
 # written by tools/series: test and build output, never part of a patch
@@ -86,6 +91,23 @@ def require_tree(project):
         raise config.SeriesError(f'{project.name}: no work tree; run '
                                  f'`tools/series apply {project.name}` first')
     return project.tree
+
+
+def in_use(project):
+    """What runs from the work tree (mark_in_use()), or None."""
+    path = project.tree / '.git' / IN_USE
+    return path.read_text().strip() if path.exists() else None
+
+
+def mark_in_use(project, user):
+    """Say that `user` runs from the work tree: apply() refuses to
+    rebuild it until unmark_in_use().
+    """
+    (project.tree / '.git' / IN_USE).write_text(user + '\n')
+
+
+def unmark_in_use(project):
+    (project.tree / '.git' / IN_USE).unlink(missing_ok=True)
 
 
 def ensure_tree(project):
@@ -174,6 +196,11 @@ def apply(project, force=False, alternative=''):
     that is not exported.
     """
     tree = project.tree
+    user = in_use(project)
+    if user:
+        raise config.SeriesError(
+            f'{project.name}: {user} runs from the work tree {tree}, which '
+            'apply would rebuild under it: stop it first')
     if (tree / '.git').exists():
         problems = unexported(project)
         if problems and not force:

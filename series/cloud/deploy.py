@@ -19,6 +19,7 @@ from series.cloud import service_venv
 from series.cloud import services
 from series import config
 from series import process
+from series import queue
 
 IMAGE = 'mae-guest'
 # The same guest for tempest, whose servers have a port: Nova gives each
@@ -33,6 +34,9 @@ IMAGES = {IMAGE: {}, SSH_IMAGE: {'img_config_drive': 'mandatory'},
           OSC_IMAGE: {}}
 FLAVORS = (('mae.tiny', 128), ('mae.small', 192), (OSC_FLAVOR, 256))
 VOLUME_TYPE = 'multiattach'
+# What runs from the patched work trees while the cloud is up
+# (queue.mark_in_use()).
+IN_USE = 'the real cloud (`tools/series cloud down` stops it)'
 # Volumes of this type are on Cinder's second backend: retyping an
 # attached volume to it migrates the volume through Nova's swap volume.
 OTHER_POOL_TYPE = 'other-pool'
@@ -322,6 +326,19 @@ def check_ports():
             '(`tools/series cloud down` there)')
 
 
+def mark_trees_in_use():
+    """The work trees the services run from marked as in use: apply
+    refuses to rebuild them under the running cloud.
+    """
+    for project in service_venv.patched_projects():
+        queue.mark_in_use(project, IN_USE)
+
+
+def unmark_trees():
+    for project in config.load_projects().values():
+        queue.unmark_in_use(project)
+
+
 def up():
     started = time.monotonic()
     if os.geteuid() != 0:
@@ -333,6 +350,7 @@ def up():
     say('checking the host (Debian packages, MariaDB, RabbitMQ)')
     setup_host()
     service_venv.ensure()
+    mark_trees_in_use()
     if releases.PRISTINE in releases.current().values():
         releases.ensure_pristine()
     layout.directory().mkdir(parents=True, exist_ok=True)
@@ -414,6 +432,7 @@ def down():
     stopped = services.stop_all(services.all_services())
     if stopped:
         say(f'stopped {", ".join(stopped)}')
+    unmark_trees()
     for host in hosts.HOSTS:
         left = hosts.kill_qemus(host)
         if left:

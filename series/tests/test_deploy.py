@@ -17,7 +17,24 @@ from series.cloud import hosts
 from series.cloud import layout
 from series.cloud import services
 from series import config
+from series import queue
 from series.tests import base
+
+
+class TreesInUseTest(base.SeriesTestCase):
+
+    def test_the_trees_the_services_run_from_are_marked_then_freed(self):
+        self.make_series()
+        with mock.patch.object(deploy.service_venv, 'patched_projects',
+                               return_value=[self.project]):
+            deploy.mark_trees_in_use()
+        self.assertEqual(deploy.IN_USE, queue.in_use(self.project))
+        with self.assertRaisesRegex(config.SeriesError, 'cloud down'):
+            self.quiet(queue.apply, self.project, force=True)
+        with mock.patch.object(deploy.config, 'load_projects',
+                               return_value={'demo': self.project}):
+            deploy.unmark_trees()
+        self.assertIsNone(queue.in_use(self.project))
 
 
 class KeepLastRunTest(base.RootTestCase):

@@ -143,6 +143,22 @@ class ApplyExportTest(base.SeriesTestCase):
         self.assertEqual(before, self.patch_bytes())
         self.assertIn(change_ids[0], self.git('log', '-1', '--format=%B'))
 
+    def test_apply_refuses_a_tree_in_use_even_with_force(self):
+        self.make_series()
+        head = self.git('rev-parse', 'HEAD')
+        queue.mark_in_use(self.project, 'the real cloud')
+        for force in (False, True):
+            with self.assertRaisesRegex(config.SeriesError,
+                                        'the real cloud runs from the work'):
+                self.quiet(queue.apply, self.project, force=force)
+        # Untouched: the same commit, still marked.
+        self.assertEqual(head, self.git('rev-parse', 'HEAD'))
+        self.assertEqual('the real cloud', queue.in_use(self.project))
+        queue.unmark_in_use(self.project)
+        queue.unmark_in_use(self.project)
+        self.quiet(queue.apply, self.project)
+        self.assertIsNone(queue.in_use(self.project))
+
     def test_apply_refuses_series_naming_a_missing_patch(self):
         (self.project.patches / 'series').write_text('0001-gone.patch\n')
         with self.assertRaisesRegex(config.SeriesError, '0001-gone.patch'):
