@@ -135,7 +135,8 @@ def fresh_reports(tracker, server_ids):
 
 def record_server(tracker, server_id, in_guest):
     """Record the server and a row per attachment in the report; the
-    problems of the attachments the ledger holds.
+    problems of its attachments, an attachment the ledger does not hold
+    being one.
     """
     cloud = tracker.cloud
     server = cloud.server(server_id)
@@ -171,6 +172,8 @@ def record_server(tracker, server_id, in_guest):
         tracker.report.attachments.append(row)
         mode = tracker.ledger.mode(server_id, volume_id)
         if mode is None:
+            problems.append(f'{volume_id} on {server_id} ({host.name}): not '
+                            'in the ledger, nothing to judge it against')
             continue
         expected = mode == 'ro'
         wrong = expected_problems(row, expected)

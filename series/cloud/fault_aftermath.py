@@ -13,6 +13,7 @@ import time
 
 from series.cloud import attachment_checks
 from series.cloud.client import check
+from series.cloud.client import Failed
 from series.cloud import hosts
 from series.cloud import layout
 from series.cloud import rest
@@ -283,6 +284,7 @@ def record(tracker, name, injected, server_ids, volume_ids, started,
              'cleaned_by': aftermath.cleaned_by,
              'left': facts, 'problems': problems, 'guests': guests}
     tracker.report.faults.append(entry)
+    problems = problems + guests.get('wrong', [])
     check(not problems, '; '.join(problems))
     return entry
 
@@ -290,7 +292,8 @@ def record(tracker, name, injected, server_ids, volume_ids, started,
 def guest_views(tracker, server_ids, guest_restart=None):
     """The scenario's checks of every attachment of each server that runs
     a guest, whatever its status. {'checked': [...], 'no guest': {server:
-    status}}; check_views() fails the step if a checked disk is wrong.
+    status}, 'wrong': [what check_views() found wrong]}: record() fails
+    the step on it once the fault's entry is in the report.
     """
     cloud = tracker.cloud
     running, without = [], {}
@@ -306,16 +309,24 @@ def guest_views(tracker, server_ids, guest_restart=None):
         else:
             without[server_id] = f'{server["status"]}, domain ' + (
                 state or 'none')
+    wrong = []
     if running:
-        attachment_checks.check_views(tracker, running, guest_restart)
-    return {'checked': running, 'no guest': without}
+        try:
+            attachment_checks.check_views(tracker, running, guest_restart)
+        except Failed as failure:
+            wrong.append(str(failure))
+    return {'checked': running, 'no guest': without, 'wrong': wrong}
 
 
 def guests_text(guests):
     """What guest_views() checked, in words (never more than it did)."""
     checked = len(guests['checked'])
-    text = (f'{checked} guests checked, their ro disks read-only'
-            if checked else 'no guest to check')
+    if guests.get('wrong'):
+        text = f'{checked} guests checked: {"; ".join(guests["wrong"])}'
+    elif checked:
+        text = f'{checked} guests checked, their ro disks read-only'
+    else:
+        text = 'no guest to check'
     if guests['no guest']:
         text += '; without a guest: ' + ', '.join(
             f'{server} {status}'

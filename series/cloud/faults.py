@@ -81,10 +81,7 @@ def cinder_volume_killed(tracker):
     time.sleep(10)
     services.start(volume_service, timeout=180, admin=cloud.admin)
     aftermath = fault_aftermath.Aftermath(cloud, server_ids, [root])
-    for server_id in server_ids:
-        if cloud.server(server_id)['status'] == 'ACTIVE':
-            tracker.placed(server_id)
-            tracker.expect(server_id, root, 'ro', region)
+    expect_holders(tracker, aftermath, server_ids, root, region)
     guests = fault_aftermath.guest_views(tracker, server_ids)
     entry = fault_aftermath.record(
         tracker, 'cinder-volume killed during a multi-create', injected,
@@ -96,6 +93,20 @@ def cinder_volume_killed(tracker):
             f'{statuses.count("ERROR")} in ERROR with a fault; '
             f'{aftermath.healed()}; {fault_aftermath.guests_text(guests)} '
             f'({entry["seconds"]}s)')
+
+
+def expect_holders(tracker, aftermath, server_ids, volume_id, region):
+    """Place each of the servers that holds an attachment of the volume
+    as Cinder showed it once the fault was cleaned, whatever its status
+    (a server in ERROR may run a guest, which guest_views() checks), and
+    expect the attachment ro.
+    """
+    holders = {attachment['server'] for attachment in
+               aftermath.facts['volumes'][volume_id]['attachments']}
+    for server_id in server_ids:
+        if server_id in holders:
+            tracker.placed(server_id)
+            tracker.expect(server_id, volume_id, 'ro', region)
 
 
 # (b)

@@ -2,9 +2,11 @@
 restart is shown by a new boot id and a running guest by the same one;
 an RBD image a guest had rw must have changed; only guest rounds begun
 after the check looked count; each place that disagrees with the attach
-mode is named; missing bypass rounds are recorded per server.
+mode is named; missing bypass rounds are recorded per server; an
+attachment the ledger does not hold is a problem.
 """
 
+import subprocess
 import unittest
 from unittest import mock
 
@@ -13,6 +15,10 @@ from series.cloud.attachment_checks import boot_problems
 from series.cloud.attachment_checks import expected_problems
 from series.cloud.attachment_checks import image_problems
 from series.cloud.client import Failed
+from series.cloud import guest
+from series.cloud import hosts
+from series.cloud import probes
+from series.cloud.tracker import SIZE_GIB
 from series.cloud.tracker import Tracker
 
 
@@ -163,6 +169,87 @@ class CheckViewsTest(unittest.TestCase):
             self.check_views(made, {'s1': 'aaaaaaaa'}, 'restarted')
         self.check_views(made, {'s1': 'cccccccc'}, 'restarted')
         self.assertEqual('cccccccc', made.boots['s1'])
+
+
+class RecordServerTest(unittest.TestCase):
+    """A server's attachment judged against the ledger from what the API,
+    the libvirt XML, QEMU, the guest and the RBD image show of it.
+    """
+
+    SERVER = '6b4164b7-fd66-4758-a5c8-6a2f0c9e1d20'
+    VOLUME = '0c1f6e2a-94d4-4c1e-8d5e-3f2b7a9c4e11'
+    HOST = hosts.HOSTS[0]
+    # The server's slot before the attachment, and once its guest wrote.
+    SLOT = bytes(probes.SLOT_BYTES)
+    WRITTEN = guest.marker(SERVER).ljust(probes.SLOT_BYTES, b'\0')
+
+    def guest_report(self, read_only):
+        """What the guest says of the disk, read-only or writable."""
+        return guest.Report(
+            boot='aaaaaaaa', seq=3, disk='vdb',
+            serial=self.VOLUME[:guest.SERIAL_CHARS], ro=read_only,
+            sector=guest.slot_sector(self.SERVER, SIZE_GIB << 30),
+            bypass=-5 if read_only else 0,
+            write='FAILED' if read_only else 'OK',
+            error='Operation not permitted' if read_only else '')
+
+    def record(self, ledger_mode='ro', api_mode='ro', seen_ro=True):
+        """record_server()'s problems for one attachment the API shows in
+        `api_mode`, the ledger holds in `ledger_mode` (None: not at all),
+        and the XML, QEMU and the guest show read-only or not (the guest
+        wrote its slot if not).
+        """
+        cloud = mock.Mock()
+        cloud.server.return_value = {
+            'OS-EXT-SRV-ATTR:host': self.HOST.name,
+            'OS-EXT-SRV-ATTR:instance_name': 'instance-1'}
+        cloud.attachments.return_value = [
+            {'volumeId': self.VOLUME, 'device': '/dev/vdb',
+             'attach_mode': api_mode}]
+        made = Tracker(cloud)
+        made.current_step = 2
+        if ledger_mode:
+            made.ledger.attach(self.SERVER, self.VOLUME, ledger_mode,
+                               ledger_mode)
+            made.baseline[self.SERVER, self.VOLUME] = self.SLOT
+        in_guest = {self.VOLUME[:guest.SERIAL_CHARS]:
+                    self.guest_report(seen_ro)}
+        with mock.patch.object(attachment_checks.hosts, 'virsh',
+                               return_value=subprocess.CompletedProcess(
+                                   'domuuid', 0, stdout='uuid-1\n')), \
+                mock.patch.object(attachment_checks.probes, 'domain_disks',
+                                  return_value={self.VOLUME: (
+                                      'vdb', seen_ro, seen_ro)}), \
+                mock.patch.object(attachment_checks.probes, 'slots',
+                                  return_value=[self.SLOT if seen_ro
+                                                else self.WRITTEN]):
+            problems = attachment_checks.record_server(made, self.SERVER,
+                                                       in_guest)
+        self.assertEqual([self.VOLUME], [row['volume_id'] for row in
+                                         made.report.attachments])
+        return problems
+
+    def test_everything_agreeing_is_no_problem(self):
+        self.assertEqual([], self.record())
+        self.assertEqual([], self.record('rw', 'rw', seen_ro=False))
+
+    def test_an_ro_attachment_seen_writable_is_a_problem(self):
+        self.assertEqual(
+            [f'{self.VOLUME} on {self.SERVER} ({self.HOST.name}), expected '
+             'ro: xml_readonly=False, qemu_ro=False, guest_kernel_ro=False, '
+             'guest_write=OK, bypass_write=written, rbd_changed=True'],
+            self.record(seen_ro=False))
+
+    def test_an_api_mode_other_than_the_one_asked_for_is_a_problem(self):
+        self.assertEqual(
+            [f'{self.VOLUME} on {self.SERVER} ({self.HOST.name}), expected '
+             'ro: api_mode=rw'], self.record(api_mode='rw'))
+
+    def test_an_attachment_not_in_the_ledger_is_a_problem(self):
+        self.assertEqual(
+            [f'{self.VOLUME} on {self.SERVER} ({self.HOST.name}): not in '
+             'the ledger, nothing to judge it against'],
+            self.record(ledger_mode=None))
 
 
 if __name__ == '__main__':

@@ -1,14 +1,16 @@
 """Tests of series.cloud.fault_aftermath that need no cloud: what the
 operator's clean-up runs and why; that what a fault left is recorded
-before cleaning; what is stuck and what is gone; which guests are
-checked.
+before cleaning; what is stuck, gone, unfinished or without its other
+half (a BDM, a Cinder attachment); which guests are checked.
 """
 
 import subprocess
+import types
 import unittest
 from unittest import mock
 
 from series.cloud import attachment_checks
+from series.cloud.client import Failed
 from series.cloud import fault_aftermath
 from series.cloud import hosts
 from series.cloud.tracker import Tracker
@@ -191,6 +193,21 @@ class GuestViewsTest(unittest.TestCase):
                          guests['no guest'])
         check_views.assert_called_once_with(made, ['active', 'error'],
                                             'kept')
+        self.assertEqual([], guests['wrong'])
+
+    def test_a_wrong_disk_is_kept_for_the_faults_entry(self):
+        cloud = mock.Mock()
+        cloud.server.return_value = {
+            'status': 'ACTIVE', 'OS-EXT-SRV-ATTR:host': hosts.HOSTS[0].name,
+            'OS-EXT-SRV-ATTR:instance_name': 'instance-a'}
+        running = subprocess.CompletedProcess([], 0, stdout='running\n')
+        with mock.patch.object(hosts, 'virsh', return_value=running), \
+                mock.patch.object(attachment_checks, 'check_views',
+                                  side_effect=Failed('v on a: qemu_ro')):
+            guests = fault_aftermath.guest_views(Tracker(cloud), ['a'])
+        self.assertEqual(['v on a: qemu_ro'], guests['wrong'])
+        self.assertEqual('1 guests checked: v on a: qemu_ro',
+                         fault_aftermath.guests_text(guests))
 
 
 class GoneServerTest(unittest.TestCase):
@@ -201,6 +218,150 @@ class GoneServerTest(unittest.TestCase):
         facts, problems = fault_aftermath.state(cloud, ['server'], [])
         self.assertEqual({'server': 'gone'}, facts['servers'])
         self.assertEqual(['server server is gone (404)'], problems)
+
+
+def reply(body, status=200):
+    return types.SimpleNamespace(status=status, body=body)
+
+
+class StateCloud:
+    """One server as Nova shows it (its status, its latest instance
+    action's events, its BDMs: {volume: attachment id}) and one volume
+    as Cinder does (its attachment records), as state() reads them.
+    """
+
+    def __init__(self, status='ACTIVE', task=None, fault=None,
+                 events=None, bdms=None, records=None):
+        self.server = {'status': status, 'OS-EXT-STS:task_state': task,
+                       'OS-EXT-SRV-ATTR:host': hosts.HOSTS[0].name}
+        if fault:
+            self.server['fault'] = {'message': fault}
+        self.events = [{'event': 'compute_attach_volume',
+                        'result': 'Success', 'finish_time': 'then'}] \
+            if events is None else events
+        self.bdms = {'volume': 'attachment'} if bdms is None else bdms
+        self.records = [{'id': 'attachment', 'instance': 'server',
+                         'status': 'attached', 'attach_mode': 'ro'}] \
+            if records is None else records
+        # The admin's and the member's requests alike.
+        self.admin = self.member = self
+
+    def call(self, method, service, path, **kwargs):
+        if path.endswith('/os-volume_attachments'):
+            return reply({'volumeAttachments': [
+                {'volumeId': volume_id, 'attachment_id': attachment_id}
+                for volume_id, attachment_id in self.bdms.items()]})
+        return reply({'server': self.server})
+
+    def get(self, service, path, **kwargs):
+        if path.endswith('/os-instance-actions'):
+            return {'instanceActions': [
+                {'action': 'attach_volume', 'request_id': 'req-1',
+                 'start_time': 'then'}]}
+        return {'instanceAction': {'events': self.events}}
+
+    def volume(self, volume_id):
+        return {'status': 'in-use'}
+
+    def cinder_attachments(self, volume_id):
+        return self.records
+
+
+class ServerStateTest(unittest.TestCase):
+    """Each thing a fault may leave of a server and its attachments is a
+    problem of state().
+    """
+
+    def problems(self, **cloud):
+        return fault_aftermath.state(StateCloud(**cloud), ['server'],
+                                     ['volume'])[1]
+
+    def test_active_and_attached_is_settled(self):
+        self.assertEqual([], self.problems())
+        self.assertEqual([], self.problems(status='ERROR', fault='boom'))
+
+    def test_error_with_no_fault(self):
+        self.assertEqual(['server server is in ERROR with no fault'],
+                         self.problems(status='ERROR'))
+
+    def test_neither_active_nor_error_or_a_task_under_way(self):
+        self.assertEqual(['server server is BUILD/None'],
+                         self.problems(status='BUILD'))
+        self.assertEqual(['server server is ACTIVE/migrating'],
+                         self.problems(task='migrating'))
+
+    def test_an_unfinished_instance_action(self):
+        self.assertEqual(
+            ['server server: attach_volume: compute_attach_volume None not '
+             'finished (compute_attach_volume)'],
+            self.problems(events=[{'event': 'compute_attach_volume',
+                                   'result': None, 'finish_time': None}]))
+        self.assertEqual(['server server: attach_volume: no event not '
+                          'finished (no event started)'],
+                         self.problems(events=[]))
+
+    def test_a_bdm_naming_an_attachment_cinder_does_not_have(self):
+        self.assertEqual(['server server has a BDM of volume whose '
+                          'attachment attachment Cinder does not have'],
+                         self.problems(records=[]))
+
+    def test_a_cinder_attachment_with_no_server_with_its_bdm(self):
+        self.assertEqual(['Cinder attachment attachment of volume '
+                          '(attached) has no server with its BDM (server '
+                          'server)'], self.problems(bdms={}))
+
+
+class RecordTest(unittest.TestCase):
+    """A fault's entry: what was left before cleaning and how it was
+    cleaned as the Aftermath kept them, what is left now from a fresh
+    look; it fails while anything is left.
+    """
+
+    AFTERMATH = types.SimpleNamespace(
+        left_before_cleaning={'state': 'before', 'problems': ['stuck']},
+        cleaned_by=[{'command': 'cinder attachment-delete a',
+                     'why': 'test'}])
+
+    def record(self, made):
+        return fault_aftermath.record(made, 'fault', 'injected', ['server'],
+                                      ['volume'], 0, self.AFTERMATH,
+                                      {'checked': [], 'no guest': {}})
+
+    def recorded(self, made):
+        """The one entry in the report, checked against the Aftermath and
+        a fresh state().
+        """
+        [entry] = made.report.faults
+        self.assertIs(self.AFTERMATH.left_before_cleaning,
+                      entry['left_before_cleaning'])
+        self.assertIs(self.AFTERMATH.cleaned_by, entry['cleaned_by'])
+        self.assertEqual(fault_aftermath.state(made.cloud, ['server'],
+                                               ['volume']),
+                         (entry['left'], entry['problems']))
+        return entry
+
+    def test_the_entry_of_a_settled_cloud(self):
+        made = Tracker(StateCloud())
+        self.assertIs(self.record(made), self.recorded(made))
+
+    def test_a_wrong_guest_disk_fails_once_recorded(self):
+        made = Tracker(StateCloud())
+        with self.assertRaisesRegex(Failed, 'v on server: qemu_ro'):
+            fault_aftermath.record(
+                made, 'fault', 'injected', ['server'], ['volume'], 0,
+                self.AFTERMATH, {'checked': ['server'], 'no guest': {},
+                                 'wrong': ['v on server: qemu_ro']})
+        self.recorded(made)
+        self.assertEqual('ACTIVE', made.report.faults[0]['left']['servers'][
+            'server']['status'])
+
+    def test_a_problem_left_fails_once_recorded(self):
+        made = Tracker(StateCloud(status='ERROR'))
+        with self.assertRaisesRegex(Failed, '^server server is in ERROR '
+                                    'with no fault$'):
+            self.record(made)
+        self.assertEqual(['server server is in ERROR with no fault'],
+                         self.recorded(made)['problems'])
 
 
 if __name__ == '__main__':

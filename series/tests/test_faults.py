@@ -1,18 +1,20 @@
 """Tests of series.cloud.faults that need no cloud: how the RabbitMQ
 fault holds a live migration in its memory copy, and when it restarts
 RabbitMQ and lets the migration go; that a fault is confirmed to have
-happened.
+happened; which servers' attachments the ledger then holds.
 """
 
 import datetime
 import subprocess
 import threading
+import types
 import unittest
 from unittest import mock
 
 from series.cloud import client
 from series.cloud import faults
 from series.cloud import hosts
+from series.cloud import probes
 from series.cloud import services
 from series.cloud.tracker import Tracker
 
@@ -189,6 +191,35 @@ class HeldLiveMigrationTest(unittest.TestCase):
         with self.assertRaisesRegex(client.Failed, 'no live migration '
                                     'could be slowed down in 3'):
             self.held(['completed'] * 3)
+
+
+class ExpectHoldersTest(unittest.TestCase):
+    """After the cinder-volume fault, the ledger holds the root ro on
+    every one of the fault's servers that Cinder shows holding it,
+    whatever its status.
+    """
+
+    STATUSES = {'a01-active': 'ACTIVE', 'b02-error': 'ERROR',
+                'c03-failed': 'ERROR'}
+
+    def test_a_server_in_error_holding_the_root_is_expected_ro(self):
+        cloud = mock.Mock()
+        cloud.host_of.return_value = hosts.HOSTS[0].name
+        cloud.server.side_effect = lambda server_id: {
+            'status': self.STATUSES[server_id]}
+        made = Tracker(cloud)
+        # Cinder's attachments of the root once the fault was cleaned;
+        # d04-other is no server of the fault.
+        aftermath = types.SimpleNamespace(facts={'volumes': {'root': {
+            'attachments': [{'server': server_id} for server_id in (
+                'b02-error', 'a01-active', 'd04-other')]}}})
+        faults.expect_holders(made, aftermath, list(self.STATUSES), 'root',
+                              bytes(probes.REGION_BYTES))
+        self.assertEqual({('a01-active', 'root'): 'ro',
+                          ('b02-error', 'root'): 'ro'}, made.ledger.modes)
+        self.assertEqual({'a01-active': hosts.HOSTS[0].name,
+                          'b02-error': hosts.HOSTS[0].name},
+                         made.ledger.hosts)
 
 
 if __name__ == '__main__':
