@@ -179,10 +179,13 @@ def virsh(host, *args, check=True):
 def domains(host, check=False):
     """The names of every domain the host's libvirtd knows (none where
     libvirt is not installed yet, as on a new machine). With `check`, a
-    libvirtd that does not answer is an error, not a host without
-    domains.
+    libvirtd that does not answer, or no virsh to ask it with, is an
+    error, not a host without domains.
     """
     if not shutil.which('virsh'):
+        if check:
+            raise config.SeriesError(f'{host.name}: no virsh to list its '
+                                     'domains with')
         return []
     listed = virsh(host, 'list', '--all', '--name', check=False)
     if listed.returncode != 0:

@@ -154,7 +154,7 @@ def evacuate(tracker):
     compute = services.compute(failed)
     compute.stop()
     # The host loses power: its guests die with it.
-    for domain in hosts.domains(failed):
+    for domain in hosts.domains(failed, check=True):
         hosts.virsh(failed, 'destroy', domain, check=False)
     # As an operator who fenced the host: forced down at once, not
     # after the missed heartbeats (service_down_time).

@@ -119,3 +119,6 @@ class NewMachineTest(HostsTestCase):
         # machine the cloud never ran on: no virsh on the PATH yet.
         with mock.patch.dict(os.environ, {'PATH': tempfile.gettempdir()}):
             self.assertEqual([], hosts.remove_domains(hosts.HOSTS[0]))
+            # A check of what a host keeps needs virsh to ask libvirtd.
+            with self.assertRaisesRegex(config.SeriesError, 'no virsh'):
+                hosts.domains(hosts.HOSTS[0], check=True)
