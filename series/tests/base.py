@@ -275,3 +275,32 @@ def fake_services(case, respond):
     layout.password_path().parent.mkdir(parents=True, exist_ok=True)
     layout.password_path().write_text(FAKE_PASSWORD + '\n')
     return server.seen
+
+
+def stestr_run_of(case, run, *args):
+    """The keyword arguments `run(*args)` (a cloud step's run of a
+    project's tests) hands suites.run_stestr, with the project's tree
+    and virtualenv faked; `case` is a RootTestCase.
+    """
+    shutil.copy(REPOSITORY / 'projects.toml', case.root)
+    python = case.root / 'venv' / 'bin' / 'python'
+    with mock.patch('series.queue.ensure_tree'), \
+            mock.patch('series.virtualenvs.ensure_venv',
+                       return_value=python), \
+            mock.patch('series.suites.run_stestr') as run_stestr:
+        run(*args)
+    run_stestr.assert_called_once()
+    return run_stestr.call_args.kwargs
+
+
+def assert_a_repository_of_its_own(case, run, *args):
+    """`run(*args)` reads its tests' results from a stestr repository of
+    its own in the cloud's directory, and from the ids `stestr list`
+    selected: never the last run of the project's tree.
+    """
+    arguments = stestr_run_of(case, run, *args)
+    case.assertTrue(arguments['listed'])
+    repository = Path(arguments['repository'])
+    case.assertTrue(repository.is_relative_to(layout.directory()),
+                    repository)
+    case.assertEqual('stestr', repository.name)

@@ -1,10 +1,15 @@
-"""Tests of series.cloud.ledger: compare() fails each observation that
-disagrees with what the scenario made, and passes the one that agrees.
+"""Tests of series.cloud.ledger: observe() reads every row Nova, Cinder
+and libvirt hold; compare() fails each observation that disagrees with
+what the scenario made, and passes the one that agrees.
 """
 
+import subprocess
 import unittest
+from unittest import mock
 
+from series.cloud import hosts
 from series.cloud import ledger
+from series import config
 
 A, B = 'mae-compute-a', 'mae-compute-b'
 
@@ -111,3 +116,63 @@ class CompareTest(unittest.TestCase):
         self.assertEqual(
             [{'server': 's1', 'volume': 'v', 'mode': 'ro', 'api_mode': 'ro',
               'host': A}], book.expected()['attachments'])
+
+
+class DuplicatingCloud:
+    """s1 on A with the volume v attached twice (two Nova rows, two
+    Cinder records), s2 on B with v attached once.
+    """
+
+    def server(self, server_id):
+        return {'OS-EXT-SRV-ATTR:host': {'s1': A, 's2': B}[server_id],
+                'OS-EXT-SRV-ATTR:instance_name': f'instance-{server_id}'}
+
+    def attachments(self, server_id):
+        modes = {'s1': ['ro', 'ro'], 's2': ['rw']}[server_id]
+        return [{'volumeId': 'v', 'attach_mode': mode} for mode in modes]
+
+    def volume(self, volume_id, admin=False):
+        return {'attachments': [
+            {'attachment_id': 'a1', 'host_name': A},
+            {'attachment_id': 'a2', 'host_name': A},
+            {'attachment_id': 'a3', 'host_name': B}]}
+
+    def cinder_attachments(self, volume_id):
+        return [{'id': attachment, 'instance': server_id,
+                 'attach_mode': mode, 'status': 'attached'}
+                for attachment, server_id, mode in (
+                    ('a1', 's1', 'ro'), ('a2', 's1', 'ro'),
+                    ('a3', 's2', 'rw'))]
+
+
+def virsh_listing(returncode=0):
+    """A fake hosts.virsh listing instance-s1 on A, instance-s2 on B."""
+    def virsh(host, *args, check=True):
+        listed = {A: 'instance-s1\n', B: 'instance-s2\n'}[host.name]
+        return subprocess.CompletedProcess(['virsh', *args], returncode,
+                                           listed, 'cannot connect')
+    return virsh
+
+
+class ObserveTest(unittest.TestCase):
+
+    def observe(self, virsh):
+        with mock.patch.object(hosts.shutil, 'which',
+                               return_value='/usr/bin/virsh'), \
+                mock.patch.object(hosts, 'virsh', virsh):
+            return ledger.observe(DuplicatingCloud(), ['s1', 's2'], ['v'])
+
+    def test_every_row_observed_and_the_duplicates_found(self):
+        seen = self.observe(virsh_listing())
+        duplicated = agreeing()
+        duplicated['nova'].insert(1, dict(duplicated['nova'][0]))
+        duplicated['cinder'].insert(1, dict(duplicated['cinder'][0]))
+        self.assertEqual(duplicated, seen)
+        self.assertEqual(['Nova has 2 attachments of v to s1',
+                          'Cinder has 2 attachments of v to s1'],
+                         ledger.compare(made().expected(), seen))
+
+    def test_a_libvirtd_not_answering_fails_the_observation(self):
+        with self.assertRaisesRegex(config.SeriesError,
+                                    f'{A}: virsh list failed'):
+            self.observe(virsh_listing(returncode=1))

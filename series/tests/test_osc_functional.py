@@ -28,3 +28,6 @@ class OscFunctionalTest(base.RootTestCase):
             self, 'python-openstackclient', osc_functional.TESTS, 3,
             'openstackclient.tests.functional.compute.v2.test_server.'
             'ServerTests.test_server_add_remove_volume')
+
+    def test_its_run_is_read_from_a_repository_of_its_own(self):
+        base.assert_a_repository_of_its_own(self, osc_functional.run)

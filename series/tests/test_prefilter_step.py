@@ -1,14 +1,18 @@
 """Tests of series.cloud.prefilter_step that need no cloud: the step
 counts its checks only while the trait it removed stayed removed, with
 the incapable host's nova-compute restarted without provider refresh
-for the step.
+for the step, and waited for until it reported after its start.
 """
 
+import datetime
 import unittest
 from unittest import mock
 
 from series.cloud.client import Failed
+from series.cloud import configs
 from series.cloud import prefilter_step
+from series.cloud import rest
+from series.cloud import services
 from series.cloud import steps
 from series.cloud.tracker import Tracker
 from series import config
@@ -140,6 +144,53 @@ class ReadOnlyPrefilterTest(unittest.TestCase):
         self.assertIsInstance(error, Failed)
         self.assertIn('came back', str(error))
         self.assertTrue(runner.cloud.present)
+
+
+class ProviderRefreshTest(unittest.TestCase):
+    """The restart of a host's nova-compute, with fakes of its
+    configuration, its process and its reports recording what happens.
+    """
+
+    def setUp(self):
+        self.events = []
+        self.compute = mock.Mock(reports_as=('nova-api', 'nova-compute',
+                                             'mae-compute-b'))
+        self.compute.stop.side_effect = self.stop
+        # Not reported at the first look, then reported.
+        self.reports = [set(), {self.compute.reports_as}]
+        for module, name, fake in (
+                (configs, 'write_nova_compute', self.write_nova_compute),
+                (services, 'compute', lambda host: self.compute),
+                (services, 'start', self.start),
+                (services, 'reported_up', self.reported_up),
+                (rest.time, 'sleep', lambda seconds: None)):
+            patcher = mock.patch.object(module, name, fake)
+            patcher.start()
+            self.addCleanup(patcher.stop)
+
+    def write_nova_compute(self, host, refresh_provider):
+        self.events.append(('write', host.name, refresh_provider))
+
+    def stop(self):
+        self.stopped_at = datetime.datetime.now(datetime.timezone.utc)
+        self.events.append('stop')
+
+    def start(self, service, timeout, admin):
+        self.events.append(('start', service, admin))
+
+    def reported_up(self, admin, since):
+        self.events.append(('reported', admin, since >= self.stopped_at))
+        return self.reports.pop(0)
+
+    def test_restarted_without_refresh_and_waited_for(self):
+        prefilter_step.provider_refresh(mock.Mock(admin='admin'),
+                                        'mae-compute-b', False)
+        # Only a report since the stop counts: one from before is not
+        # of the restarted nova-compute.
+        self.assertEqual([('write', 'mae-compute-b', False), 'stop',
+                          ('start', self.compute, 'admin'),
+                          ('reported', 'admin', True),
+                          ('reported', 'admin', True)], self.events)
 
 
 if __name__ == '__main__':

@@ -30,3 +30,6 @@ class SdkFunctionalTest(base.RootTestCase):
             self, 'openstacksdk', sdk_functional.TESTS, 7,
             'openstack.tests.functional.cloud.test_compute.TestCompute.'
             'test_attach_detach_volume')
+
+    def test_its_run_is_read_from_a_repository_of_its_own(self):
+        base.assert_a_repository_of_its_own(self, sdk_functional.run)

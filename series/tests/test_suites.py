@@ -263,6 +263,7 @@ class JudgeTest(unittest.TestCase):
         self.assertEqual((1, 1), (result.passed, result.failed))
         self.assertEqual('missing', result.results['m.T.test_b'])
         self.assertIn('m.T.test_b', result.failures())
+        self.assertIn('1 selected tests not in the run', result.error)
 
     def test_the_tests_of_a_class_skipped_as_a_whole_are_skipped(self):
         result = suites.SuiteResult('run', skips={

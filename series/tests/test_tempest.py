@@ -8,6 +8,7 @@ import configparser
 import json
 import re
 import unittest
+from unittest import mock
 
 from series.cloud import service_venv
 from series.cloud import tempest
@@ -147,6 +148,19 @@ class TempestTest(unittest.TestCase):
         self.assertEqual(1, result.failed)
         self.assertIn('AttachVolumeModeGuestTest.test_x is not one nova-next '
                       'runs', result.error)
+
+
+class RunTest(base.RootTestCase):
+
+    def test_its_run_is_read_from_a_repository_of_its_own(self):
+        session = mock.Mock()
+        session.get.side_effect = lambda service, path: (
+            {'images': [{'id': 'image'}]} if service == 'glance-api'
+            else {'flavors': [{'name': 'm1', 'id': '1'}]})
+        with mock.patch.object(tempest, 'nova_job',
+                               return_value=(NOVA_NEXT, NOVA_NEXT)), \
+                mock.patch.object(tempest, 'tempest_conf', return_value=''):
+            base.assert_a_repository_of_its_own(self, tempest.run, session)
 
 
 class JobTest(base.RootTestCase):

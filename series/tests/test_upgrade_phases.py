@@ -1,6 +1,8 @@
 """Tests of series.cloud.upgrade_phases that need no cloud: a refusal
 passes only as the series makes it, and is recorded; a started
-nova-compute is waited for until it reports.
+nova-compute is waited for until it reports; each phase fails on a
+fact of the cloud it judges being wrong (the computes' service versions
+at the start, what db sync did to the database, a 409 of another cause).
 """
 
 import json
@@ -8,8 +10,10 @@ import time
 import unittest
 from unittest import mock
 
+from series.cloud import attachment_checks
 from series.cloud import client
 from series.cloud import databases
+from series.cloud import releases
 from series.cloud import rest
 from series.cloud import services
 from series.cloud.tracker import Tracker
@@ -66,6 +70,152 @@ class StartServicesTest(unittest.TestCase):
         self.assertEqual(['nova-conductor', 'nova-compute-b'],
                          [call.args[0].name for call in start.call_args_list])
         self.assertEqual(3, report_counts.call_count)
+
+
+class PhaseTestCase(unittest.TestCase):
+
+    def patch(self, target, name, **kwargs):
+        patcher = mock.patch.object(target, name, **kwargs)
+        self.addCleanup(patcher.stop)
+        return patcher.start()
+
+
+class PristineTest(PhaseTestCase):
+
+    def setUp(self):
+        self.compute_versions = self.patch(
+            databases, 'compute_versions',
+            return_value={'mae-compute-a': 74, 'mae-compute-b': 74})
+        self.patch(attachment_checks, 'check_views',
+                   return_value='views checked')
+        self.tracker = mock.Mock()
+        self.tracker.ledger.requested = {}
+        self.tracker.cloud.reserved.return_value = ['server']
+        self.tracker.cloud.attachments.return_value = []
+
+    def test_computes_at_74_pass(self):
+        detail = upgrade_phases.pristine(upgrade_phases.Upgrade(self.tracker))
+        self.assertIn('views checked', detail)
+
+    def test_a_compute_at_75_fails_before_a_server_boots(self):
+        self.compute_versions.return_value = {'mae-compute-a': 74,
+                                              'mae-compute-b': 75}
+        with self.assertRaisesRegex(client.Failed, 'versions .*, not 74'):
+            upgrade_phases.pristine(upgrade_phases.Upgrade(self.tracker))
+        self.tracker.cloud.create_servers.assert_not_called()
+
+
+class UpgradeControlTest(PhaseTestCase):
+    """Phase 2 on the facts of a db sync that added attach_mode to a
+    non-empty block_device_mapping; each failing test makes one wrong.
+    """
+
+    def setUp(self):
+        self.rows = [['12']]
+        self.modes = [[None]]
+        self.patch(databases, 'query', side_effect=self.query)
+        self.alembic_head = self.patch(databases, 'alembic_head',
+                                       side_effect=['before', 'after'])
+        self.columns_before = {'mae_nova.block_device_mapping': False,
+                               'mae_nova.shadow_block_device_mapping': False}
+        self.columns_after = {'mae_nova.block_device_mapping': True,
+                              'mae_nova.shadow_block_device_mapping': True}
+        self.patch(databases, 'mode_columns',
+                   side_effect=[self.columns_before, self.columns_after])
+        self.patch(databases, 'sync_databases',
+                   return_value={'nova db sync': 4.2})
+        self.patch(databases, 'compute_versions')
+        self.stop_all = self.patch(services, 'stop_all')
+        self.patch(releases, 'set_release')
+        self.patch(upgrade_phases, 'start_services')
+        self.patch(upgrade_phases, 'wait_computes_up')
+        self.patch(attachment_checks, 'check_views',
+                   return_value='views checked')
+        self.tracker = Tracker(mock.Mock(), UpgradeReport())
+        self.tracker.cloud.servers.return_value = []
+        self.upgrade = upgrade_phases.Upgrade(self.tracker)
+        self.upgrade.before_upgrade = {}
+
+    def query(self, database, sql):
+        return self.rows if 'COUNT(*)' in sql else self.modes
+
+    def test_a_sync_that_added_attach_mode_passes(self):
+        detail = upgrade_phases.upgrade_control(self.upgrade)
+        self.assertIn('db sync on 12 block device mappings in 4.2s', detail)
+        self.assertEqual(
+            {'block_device_mapping rows': 12,
+             'sync seconds': {'nova db sync': 4.2},
+             'attach_mode of existing rows': [None],
+             'alembic before': 'before', 'alembic': 'after'},
+            self.tracker.report.database['upgrade'])
+
+    def test_an_empty_table_fails_before_a_service_stops(self):
+        self.rows = [['0']]
+        with self.assertRaisesRegex(client.Failed, 'is empty'):
+            upgrade_phases.upgrade_control(self.upgrade)
+        self.stop_all.assert_not_called()
+
+    def test_attach_mode_before_sync_fails_before_a_service_stops(self):
+        self.columns_before['mae_nova.shadow_block_device_mapping'] = True
+        with self.assertRaisesRegex(
+                client.Failed, r"\['mae_nova.shadow_block_device_mapping'\] "
+                'have attach_mode before db sync'):
+            upgrade_phases.upgrade_control(self.upgrade)
+        self.stop_all.assert_not_called()
+
+    def test_no_attach_mode_after_sync_fails(self):
+        self.columns_after['mae_nova.shadow_block_device_mapping'] = False
+        with self.assertRaisesRegex(
+                client.Failed, r"\['mae_nova.shadow_block_device_mapping'\] "
+                'have no attach_mode after db sync'):
+            upgrade_phases.upgrade_control(self.upgrade)
+
+    def test_an_alembic_head_the_sync_left_fails(self):
+        self.alembic_head.side_effect = ['before', 'before']
+        with self.assertRaisesRegex(client.Failed,
+                                    'the alembic head stayed before'):
+            upgrade_phases.upgrade_control(self.upgrade)
+
+    def test_an_existing_row_with_a_mode_fails(self):
+        self.modes = [[None], ['rw']]
+        with self.assertRaisesRegex(client.Failed,
+                                    'existing rows have attach_mode'):
+            upgrade_phases.upgrade_control(self.upgrade)
+
+
+class MixedTest(PhaseTestCase):
+
+    def setUp(self):
+        self.patch(attachment_checks, 'check_views',
+                   return_value='views checked')
+        self.tracker = mock.Mock()
+        self.tracker.servers = ['server-a', 'server-b']
+        self.upgrade = upgrade_phases.Upgrade(self.tracker)
+        self.upgrade.shelved = 'shelved'
+        self.upgrade.shelved_root = ('shelved-root', 'region')
+        refusal = reply(409, upgrade_phases.NOT_YET_UPGRADED)
+        self.tracker.cloud.attach.return_value = refusal
+        self.tracker.cloud.create_servers.return_value = refusal
+
+    def test_the_series_refusals_pass(self):
+        self.assertTrue(upgrade_phases.mixed(self.upgrade).startswith(
+            'ro attach to the server on mae-compute-b: 409, '
+            'ro attach to the server on mae-compute-a: 409, '
+            'multi-create of 2 with an ro root: 409; '))
+
+    def test_an_ro_attach_refused_for_another_cause_fails(self):
+        self.tracker.cloud.attach.return_value = reply(409, 'Locked')
+        with self.assertRaisesRegex(
+                client.Failed, 'ro attach to the server on mae-compute-b: '
+                'expected 409 saying'):
+            upgrade_phases.mixed(self.upgrade)
+
+    def test_a_multi_create_refused_for_another_cause_fails(self):
+        self.tracker.cloud.create_servers.return_value = reply(409, 'Locked')
+        with self.assertRaisesRegex(
+                client.Failed, 'multi-create of 2 with an ro root: '
+                'expected 409 saying'):
+            upgrade_phases.mixed(self.upgrade)
 
 
 if __name__ == '__main__':
