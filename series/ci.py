@@ -18,6 +18,7 @@ from series.cloud import upgrade
 from series import config
 from series import contract
 from series import demo
+from series import each
 from series import linters
 from series import manual
 from series import mutants
@@ -32,6 +33,10 @@ from series import virtualenvs
 # The projects whose mutants CI runs (mutants.toml).
 CI_MUTANT_PROJECTS = ('os-traits', 'openstacksdk', 'python-openstackclient',
                       'cinder')
+# The projects whose every commit CI runs alone (`tools/series each`):
+# all but Nova, whose commits take a stestr run of their modules each.
+CI_EACH_PROJECTS = ('os-traits', 'openstacksdk', 'python-openstackclient',
+                    'tempest', 'cinder')
 # The tool tests that skip without a virtualenv of this checkout.
 VIRTUALENV_TOOL_TESTS = ('series.tests.test_suites.RunStestrTest',
                          'series.tests.test_each',
@@ -279,6 +284,9 @@ def cinder_and_devstack(cinder, timings, databases):
                                    linters.lint, cinder))
         results.append(timings.run('cinder contract (beside the cloud)',
                                    contract.contract, cinder))
+        if cinder.name in CI_EACH_PROJECTS:
+            results.append(timings.run('cinder each commit (beside the '
+                                       'cloud)', each.suite, cinder))
     # The devstack plugin's tests are not a package: no top-level directory.
     results.append(timings.run('devstack plugin tests (beside the cloud)',
                                suites.tool_self_test, 'devstack/tests',
@@ -311,6 +319,9 @@ def docs_and_clients(projects, timings):
             results.extend(timings.run(f'{name} tests', suites.test,
                                        project))
             results.append(timings.run(f'{name} lint', linters.lint, project))
+            if name in CI_EACH_PROJECTS:
+                results.append(timings.run(f'{name} each commit',
+                                           each.suite, project))
     # The tool tests that run the real stestr skip before any virtualenv
     # exists, as in the first run above; they run here, where they must
     # pass.

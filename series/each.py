@@ -269,6 +269,34 @@ def each(project, first=None, last=None):
     """The verb: every commit of the range with only the commits before
     it; the exit status.
     """
+    return print_rows(project, checked_rows(project, first, last))
+
+
+def suite(project):
+    """Every commit of the series with only the commits before it, as a
+    SuiteResult (CI): a commit counts as passed, failed, or skipped where
+    it changes no test module.
+    """
+    result = suites.SuiteResult(name=f'{project.name} each commit alone')
+    started = time.monotonic()
+    try:
+        rows = checked_rows(project)
+    except config.SeriesError as problem:
+        result.fail(str(problem))
+        return result
+    print_rows(project, rows)
+    results = [row['result'] for row in rows]
+    result.passed = results.count('passed')
+    result.failed = results.count('failed')
+    result.skipped = results.count('skipped')
+    result.error = ', '.join(f'{row["number"]:04d} failed' for row in rows
+                             if row['result'] == 'failed')
+    result.seconds = round(time.monotonic() - started, 1)
+    return result
+
+
+def checked_rows(project, first=None, last=None):
+    """check_commit's row of each commit of the range."""
     tree = queue.require_tree(project)
     busy = queue.in_progress(tree)
     if busy:
@@ -280,4 +308,4 @@ def each(project, first=None, last=None):
     process.say(f'{project.name}: {queue.plural(len(commits), "commit")}, '
                 f'each in a worktree under {where}/ with only the commits '
                 'before it')
-    return print_rows(project, run_commits(project, python, commits))
+    return run_commits(project, python, commits)

@@ -228,11 +228,13 @@ class BesideTheCloudTest(unittest.TestCase):
 
     def test_cinder_tests_in_the_background(self):
         cinder = mock.Mock()
+        cinder.name = 'cinder'
         with mock.patch.object(ci.suites, 'test', return_value=[]) as test, \
                 mock.patch.object(ci.linters, 'lint'), \
                 mock.patch.object(ci.suites, 'tool_self_test'), \
                 mock.patch.object(ci.contract, 'contract'), \
                 mock.patch.object(ci.mutants, 'suite') as mutants, \
+                mock.patch.object(ci.each, 'suite') as each, \
                 mock.patch.object(ci.queue, 'read_series',
                                   return_value=['0001.patch']):
             ci.cinder_and_devstack(cinder, ci.Timings(), True)
@@ -240,6 +242,33 @@ class BesideTheCloudTest(unittest.TestCase):
             [mock.call(cinder, databases=True, background=True)],
             test.call_args_list)
         mutants.assert_called_once_with(ci.CI_MUTANT_PROJECTS)
+        each.assert_called_once_with(cinder)
+
+    def test_every_commit_alone_of_each_project_but_nova(self):
+        projects = {name: mock.Mock() for name in (
+            'nova', 'os-traits', 'openstacksdk', 'python-openstackclient',
+            'tempest', 'cinder')}
+        for name, project in projects.items():
+            project.name = name
+        with mock.patch.object(ci.patched_docs, 'docs', return_value=[]), \
+                mock.patch.object(ci.linters, 'lint'), \
+                mock.patch.object(ci.linters, 'typecheck'), \
+                mock.patch.object(ci.linters, 'lint_tools'), \
+                mock.patch.object(ci.spec, 'spec_checks', return_value=[]), \
+                mock.patch.object(ci.manual, 'check', return_value=[]), \
+                mock.patch.object(ci.suites, 'test', return_value=[]), \
+                mock.patch.object(ci, 'virtualenv_tool_tests'), \
+                mock.patch.object(ci.contract, 'contract'), \
+                mock.patch.object(ci.suites, 'tool_self_test'), \
+                mock.patch.object(ci.mutants, 'suite'), \
+                mock.patch.object(ci.each, 'suite') as each, \
+                mock.patch.object(ci.queue, 'read_series',
+                                  return_value=['0001.patch']):
+            ci.docs_and_clients(projects, ci.Timings())
+            ci.cinder_and_devstack(projects['cinder'], ci.Timings(), True)
+        self.assertEqual(
+            sorted(set(projects) - {'nova'}),
+            sorted(call.args[0].name for call in each.call_args_list))
 
 
 class VirtualenvTest(base.SeriesTestCase):

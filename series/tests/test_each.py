@@ -196,6 +196,19 @@ class EachTest(base.SeriesTestCase):
                 {p: p.read_bytes() for p in sorted(self.tree.rglob('*'))
                  if p.is_file() and '.git' not in p.parts})
 
+    def test_ci_counts_each_commit_as_a_test(self):
+        run_commits = each.run_commits
+        with mock.patch.object(each.virtualenvs, 'ensure_venv',
+                               return_value=self.python), \
+                mock.patch.object(each, 'run_commits', lambda *args: (
+                    run_commits(*args, **self.runners))), \
+                contextlib.redirect_stdout(io.StringIO()) as out:
+            result = each.suite(self.project)
+        self.assertEqual((2, 1, 1), (result.passed, result.failed,
+                                     result.skipped))
+        self.assertEqual('0002 failed', result.error)
+        self.assertEqual('2 passed, 1 failed', out.getvalue().splitlines()[-1])
+
     def test_files_of_a_commit_and_its_test_modules(self):
         commits = each.numbered_commits(self.tree)
         self.assertEqual([(1, 'Add calc with its test'),
