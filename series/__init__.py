@@ -29,8 +29,11 @@ test patches one attribute in one place and every module sees it.
   linters    the static checks: flake8, lint commands, mypy (SuiteResult)
   each       every commit with only the commits before it: the tests
              it adds or changes and flake8, in a worktree of the commit
-  mutants    mutants.toml: each guard of the series removed in turn, and
-             the tests that must fail with it run
+  test_ids   this repository's tests run by id, each test's status
+             printed as JSON (the tool mutants' runs)
+  mutants    mutants.toml: each guard of the series (or of the tool's
+             checks) removed in turn, and the tests that must fail with
+             it run
   patched_docs
              sphinx-build -W of the patched projects' docs and release
              notes

@@ -260,12 +260,14 @@ def run_mutants(args, project):
 
 def add_mutants(verbs):
     sub = add_verb(verbs, 'mutants', run_mutants, 'apply each mutant of '
-                   'mutants.toml (one guard of the series removed) and run '
-                   'the tests that must kill it', default=False)
+                   'mutants.toml (one guard of the series or of the '
+                   "tool's checks removed) and run the tests that must kill "
+                   'it', default=False)
     sub.add_argument('names', nargs='*', metavar='MUTANT',
                      help='only these mutants (default: all)')
     sub.add_argument('--project', dest='projects', action='append',
-                     metavar='PROJECT', help='only the mutants of PROJECT')
+                     metavar='PROJECT', help='only the mutants of PROJECT '
+                     "('tools': those of this repository's own code)")
 
 
 def run_ci(args, project):

@@ -13,11 +13,19 @@ when they all pass, and is an error when none ran or its text is not in
 the file once. The mutants are written into a git worktree of the work
 tree's HEAD (its commits), never into the work tree, which the real
 cloud's services run from.
+
+The mutants of the project `tools` remove a guard of this repository's
+own checks (the real cloud's verdicts above all): they are written into
+a git worktree of this repository's HEAD, and their tests, the tool's own
+unit tests, run there with this Python (series.test_ids).
 """
 
 import contextlib
 import dataclasses
+import json
 from pathlib import Path
+import subprocess
+import sys
 import time
 import tomllib
 
@@ -30,6 +38,8 @@ from series import suites
 from series import virtualenvs
 
 KILLED, SURVIVED, ERROR = 'killed', 'survived', 'error'
+# The project name of the mutants of this repository's own code.
+TOOLS = 'tools'
 
 
 @dataclasses.dataclass
@@ -89,10 +99,50 @@ def test_path(project, test):
     return project.unit_tests
 
 
-def run_tests(project, python, tests, suite):
-    """suites.run_suite() of `tests`, grouped by test path: one
+@dataclasses.dataclass
+class ToolTree:
+    """This repository's code in a worktree of its HEAD: the project the
+    tool mutants mutate.
+    """
+    tree: Path
+    name: str = TOOLS
+
+
+def run_tool_tests(tree, tests, suite):
+    """The tool's own unit tests `tests`, run in `tree` with this Python
+    (series.test_ids), importing the series package from `tree`: one
     SuiteResult.
     """
+    result = suites.SuiteResult(name=suite)
+    started = time.monotonic()
+    proc = subprocess.run([sys.executable, '-m', 'series.test_ids',
+                           *tests], cwd=tree, capture_output=True, text=True)
+    result.seconds = round(time.monotonic() - started, 1)
+    try:
+        run = json.loads(proc.stdout.strip().splitlines()[-1])
+    except (IndexError, ValueError):
+        result.fail(f'no result (exit {proc.returncode}): '
+                    f'{(proc.stderr.strip().splitlines() or [""])[-1]}')
+        return result
+    if not Path(run['imported']).resolve().is_relative_to(tree.resolve()):
+        result.fail(f'series imported from {run["imported"]}, not {tree}')
+        return result
+    result.results = run['results']
+    result.count()
+    # unittest names a test it could not import by its last part.
+    unloaded = [test for test in tests
+                if test.rpartition('.')[2] in run['unloaded']]
+    if unloaded:
+        result.error = f'not imported: {", ".join(unloaded)}'
+    return result
+
+
+def run_tests(project, python, tests, suite):
+    """suites.run_suite() of `tests`, grouped by test path (the tool's
+    tests: run_tool_tests()): one SuiteResult.
+    """
+    if project.name == TOOLS:
+        return run_tool_tests(project.tree, tests, suite)
     total = suites.SuiteResult(name=suite)
     paths = {}
     for test in tests:
@@ -161,11 +211,12 @@ def control(project, python, mutants):
         return (f'{project.name}: the catalogue\'s tests must pass without '
                 f'a mutant: {result.passed} passed, {result.failed} failed'
                 f'{"; " + result.error if result.error else ""}')
+    # A test that skips cannot kill its mutant.
     absent = [test for test in tests if not any(
         ran == test or ran.startswith((test + '.', test + '('))
-        for ran in result.results)]
+        for ran, status in result.results.items() if status != 'skip')]
     if absent:
-        return f'{project.name}: no test ran for {absent}'
+        return f'{project.name}: no test ran (or it skipped) for {absent}'
     return ''
 
 
@@ -181,6 +232,19 @@ def worktree(project):
         yield each.at_commit(project, path)
     finally:
         each.remove_worktree(project.tree, path)
+
+
+@contextlib.contextmanager
+def tool_worktree():
+    """ToolTree of a detached git worktree of this repository's HEAD,
+    under .work/mutants/, removed afterwards.
+    """
+    path = config.ROOT / '.work' / 'mutants' / TOOLS
+    each.add_worktree(config.ROOT, path, 'HEAD')
+    try:
+        yield ToolTree(tree=path)
+    finally:
+        each.remove_worktree(config.ROOT, path)
 
 
 def print_table(outcomes):
@@ -239,14 +303,20 @@ def run(names=(), project_names=()):
     projects = config.load_projects()
     outcomes = []
     for name in dict.fromkeys(m.project for m in chosen):
-        project = projects[name]
-        queue.ensure_tree(project)
         own = [m for m in chosen if m.project == name]
-        python = virtualenvs.ensure_venv(project)
-        with worktree(project) as copy:
-            # Its tests must import the worktree's code, not the work
-            # tree's that the virtualenv installs.
-            each.check_imports_commit(project, python, copy.tree, 'mutants')
+        if name == TOOLS:
+            python, copy_of = sys.executable, tool_worktree()
+        else:
+            project = projects[name]
+            queue.ensure_tree(project)
+            python = virtualenvs.ensure_venv(project)
+            copy_of = worktree(project)
+        with copy_of as copy:
+            if name != TOOLS:
+                # Its tests must import the worktree's code, not the work
+                # tree's that the virtualenv installs.
+                each.check_imports_commit(project, python, copy.tree,
+                                          'mutants')
             problem = control(copy, python, own)
             if problem:
                 raise config.SeriesError(problem)

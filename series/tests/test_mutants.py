@@ -1,4 +1,5 @@
 import contextlib
+import dataclasses
 import io
 import os
 from pathlib import Path
@@ -10,6 +11,7 @@ from unittest import mock
 from series import config
 from series import mutants
 from series import suites
+from series.tests.base import REPOSITORY
 from series.tests.test_suites import stestr_python
 
 GUARDED = '''\
@@ -31,6 +33,14 @@ class AttachTest(unittest.TestCase):
 
     def test_ro_is_taken(self):
         self.assertEqual('ro', guarded.attach('ro'))
+'''
+SKIPPED = '''
+
+class SkippedTest(unittest.TestCase):
+
+    @unittest.skip('never runs')
+    def test_nothing(self):
+        pass
 '''
 
 
@@ -133,7 +143,7 @@ class LoadTest(unittest.TestCase):
         projects = config.load_projects()
         self.assertGreaterEqual(len(catalogue), 30)
         for entry in catalogue:
-            self.assertIn(entry.project, projects)
+            self.assertIn(entry.project, [*projects, mutants.TOOLS])
             self.assertTrue(entry.tests, entry.name)
             self.assertNotEqual(entry.find, entry.replace, entry.name)
 
@@ -160,6 +170,64 @@ class LoadTest(unittest.TestCase):
         self.assertRegex('a.T.test_x(scenario)', pattern)
         self.assertNotRegex('a.T.test_x_more', pattern)
         self.assertNotRegex('aXT.test_x', pattern)
+
+
+class ToolMutantTest(unittest.TestCase):
+    """A mutant of this repository's own code: the sample guard in a tree
+    that holds the series package (its __init__ and test_ids), its tests
+    run there by series.test_ids with this Python.
+    """
+
+    def setUp(self):
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        self.tree = Path(tmp.name)
+        (self.tree / 'series' / 'tests').mkdir(parents=True)
+        for name in ('__init__.py', 'test_ids.py'):
+            (self.tree / 'series' / name).write_text(
+                (REPOSITORY / 'series' / name).read_text())
+        (self.tree / 'series' / 'tests' / '__init__.py').write_text('')
+        (self.tree / 'series' / 'guarded.py').write_text(GUARDED)
+        (self.tree / 'series' / 'tests' / 'test_guarded.py').write_text(
+            TESTS.replace('from pkg import', 'from series import') +
+            SKIPPED)
+        self.copy = mutants.ToolTree(tree=self.tree)
+
+    def mutant(self, **kwargs):
+        return dataclasses.replace(
+            mutant(**kwargs), project=mutants.TOOLS,
+            file='series/guarded.py', tests=tuple(
+                test.replace('pkg.', 'series.tests.')
+                for test in kwargs.get('tests', ('pkg.test_guarded.'
+                                                 'AttachTest',))))
+
+    def test_removing_the_guard_is_killed(self):
+        outcome = mutants.run_mutant(self.copy, None, self.mutant())
+        self.assertEqual(mutants.KILLED, outcome.result, outcome.detail)
+        self.assertIn('test_a_bad_mode_is_refused', outcome.detail)
+        self.assertEqual(GUARDED,
+                         (self.tree / 'series/guarded.py').read_text())
+
+    def test_a_change_the_tests_do_not_see_survives(self):
+        outcome = mutants.run_mutant(self.copy, None, self.mutant(
+            find='raise ValueError(mode)', replace='raise ValueError()'))
+        self.assertEqual(mutants.SURVIVED, outcome.result)
+
+    def test_the_control_names_a_test_that_skipped_or_is_absent(self):
+        self.assertEqual('', mutants.control(self.copy, None,
+                                             [self.mutant()]))
+        for test in ('pkg.test_guarded.SkippedTest', 'pkg.test_guarded.Nope'):
+            problem = mutants.control(self.copy, None, [self.mutant(
+                tests=['pkg.test_guarded.AttachTest', test])])
+            self.assertIn(test.replace('pkg.', 'series.tests.'), problem)
+
+    def test_the_series_package_must_be_the_trees(self):
+        (self.tree / 'series' / 'test_ids.py').unlink()
+        result = mutants.run_tool_tests(
+            self.tree, ['series.tests.test_guarded'], 'x')
+        self.assertTrue(result.failed)
+        self.assertIn('no result', result.error)
+        self.assertEqual(mutants.ERROR, mutants.judge(result)[0])
 
 
 @unittest.skipUnless(stestr_python(), 'no virtualenv with stestr')
@@ -198,4 +266,5 @@ class RunMutantTest(SampleTree):
                                              [mutant()]))
         problem = mutants.control(self.project, python, [mutant(
             tests=['pkg.test_guarded.AttachTest', 'pkg.test_guarded.Nope'])])
-        self.assertIn("no test ran for ['pkg.test_guarded.Nope']", problem)
+        self.assertIn("no test ran (or it skipped) for "
+                      "['pkg.test_guarded.Nope']", problem)
