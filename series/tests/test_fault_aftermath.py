@@ -135,6 +135,15 @@ class AftermathTest(unittest.TestCase):
         self.assertIn('cleaned with cinder attachment-delete a',
                       aftermath.healed())
 
+    def test_each_round_of_cleaning_is_kept(self):
+        # A refresh's second round deletes the attachment it replaced.
+        aftermath = self.aftermath(
+            [({}, ['stuck']), ({}, ['orphan']), ({}, [])],
+            ['openstack server stop s'])
+        self.assertEqual(['openstack server stop s'] * 2,
+                         aftermath.commands())
+        self.assertEqual('restarted', aftermath.guest_restart())
+
     def test_only_a_refresh_restarts_the_guest(self):
         deleted = self.aftermath(
             [({}, ['orphan']), ({}, [])], ['cinder attachment-delete a'])

@@ -165,6 +165,35 @@ class FaultConfirmedTest(unittest.TestCase):
             faults.kill(service)
 
 
+class RabbitMQRestartedTest(unittest.TestCase):
+
+    def test_a_connection_that_outlived_the_restart_fails_the_fault(self):
+        made = Tracker(mock.Mock())
+        made.servers = ['s0', 's1', 's2', 's3']
+        source, destination = (host.name for host in hosts.HOSTS)
+        with mock.patch.object(faults, 'held_live_migration', return_value=(
+                source, destination, 'instance-3')), \
+                mock.patch.object(faults, 'migration_status',
+                                  return_value='running'), \
+                mock.patch.object(faults, 'log_size', return_value=0), \
+                mock.patch.object(faults, 'wait_lifecycle_handled'), \
+                mock.patch.object(faults, 'restart_rabbitmq'), \
+                mock.patch.object(faults, 'wait_services_up'), \
+                mock.patch.object(faults, 'throttle_migration'), \
+                mock.patch.object(faults, 'rabbitmq_connections',
+                                  side_effect=[{'<1>', '<2>'},
+                                               {'<2>', '<3>'}]), \
+                mock.patch.object(hosts, 'by_name'), \
+                mock.patch.object(faults, 'attached_volumes'), \
+                mock.patch.object(faults, 'fault_aftermath') as aftermath:
+            # What the rest of the fault would see, were it judged.
+            aftermath.record.return_value = {'left': {'servers': {'s3': {
+                'host': destination, 'status': 'ACTIVE'}}}}
+            with self.assertRaisesRegex(client.Failed, '1 of RabbitMQ'):
+                faults.rabbitmq_restarted(made)
+        aftermath.Aftermath.assert_not_called()
+
+
 class HeldLiveMigrationTest(unittest.TestCase):
     """A live migration that ends before it is slowed down: one that
     completed is tried again the other way, one that failed fails.

@@ -41,6 +41,12 @@ class SkippedTest(unittest.TestCase):
     @unittest.skip('never runs')
     def test_nothing(self):
         pass
+
+
+class FailsTest(unittest.TestCase):
+
+    def test_fails(self):
+        self.fail()
 '''
 
 
@@ -220,6 +226,21 @@ class ToolMutantTest(unittest.TestCase):
             problem = mutants.control(self.copy, None, [self.mutant(
                 tests=['pkg.test_guarded.AttachTest', test])])
             self.assertIn(test.replace('pkg.', 'series.tests.'), problem)
+
+    def test_the_control_fails_on_a_test_that_fails_unmutated(self):
+        problem = mutants.control(self.copy, None, [self.mutant(
+            tests=['pkg.test_guarded.AttachTest',
+                   'pkg.test_guarded.FailsTest'])])
+        self.assertIn("must pass without a mutant: 2 passed, 1 failed",
+                      problem)
+
+    def test_a_series_package_from_elsewhere_is_refused(self):
+        # No series package in the tree: PYTHONPATH's, this repository's.
+        for name in ('__init__.py', 'test_ids.py'):
+            (self.tree / 'series' / name).unlink()
+        with mock.patch.dict(os.environ, {'PYTHONPATH': str(REPOSITORY)}):
+            result = mutants.run_tool_tests(self.tree, ['sample'], 'x')
+        self.assertIn(f'series imported from {REPOSITORY}', result.error)
 
     def test_the_series_package_must_be_the_trees(self):
         (self.tree / 'series' / 'test_ids.py').unlink()

@@ -210,6 +210,13 @@ class MixedTest(PhaseTestCase):
                 'expected 409 saying'):
             upgrade_phases.mixed(self.upgrade)
 
+    def test_a_refusal_that_left_something_fails(self):
+        # The first refusal left an attachment behind.
+        self.tracker.snapshot.side_effect = ['before', 'after']
+        with self.assertRaisesRegex(client.Failed,
+                                    'something was left behind'):
+            upgrade_phases.mixed(self.upgrade)
+
     def test_a_multi_create_refused_for_another_cause_fails(self):
         self.tracker.cloud.create_servers.return_value = reply(409, 'Locked')
         with self.assertRaisesRegex(
