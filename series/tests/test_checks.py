@@ -5,6 +5,7 @@ import unittest
 from unittest import mock
 
 from series import checks
+from series import config
 from series import queue
 from series.tests import base
 
@@ -219,6 +220,17 @@ class LintMessageTest(unittest.TestCase):
         filed = message.replace('#NEW', '#2170001')
         self.assertEqual([], checks.lint_message('p', filed, upstream=True))
 
+    def test_partial_bug_placeholder_until_upstream(self):
+        message = self.GOOD.replace(
+            'Partially-Implements: blueprint volume-multiattach-enhancements',
+            'Partial-Bug: #NEW\nPartially-Implements: blueprint '
+            'volume-multiattach-enhancements')
+        self.assertEqual([], checks.lint_message('p', message))
+        self.assertEqual(
+            ['p: Partial-Bug: #NEW: file the bug (doc/source/upstream.rst) '
+             'and give its number'],
+            checks.lint_message('p', message, upstream=True))
+
     def test_depends_on_neither_url_nor_placeholder(self):
         message = self.GOOD.replace(
             'Partially-Implements:',
@@ -257,3 +269,22 @@ class LintMessageTest(unittest.TestCase):
         self.assertEqual('A subject that git folded over two header lines\n\n'
                          'Body.\n\nChange-Id: I1',
                          checks.commit_message_of_patch(patch))
+
+
+class RepositoryUpstreamTest(unittest.TestCase):
+    """The Nova series as this repository holds it: clean for `check`,
+    and `check --upstream` refuses each of its placeholders.
+    """
+
+    def test_check_upstream_refuses_the_placeholders_check_takes(self):
+        nova = config.load_projects()['nova']
+        self.assertEqual([], checks.check_series_files(nova))
+        problems = checks.check_series_files(nova, upstream=True)
+        for number in ('0001', '0002', '0003'):
+            self.assertTrue(any(
+                problem.startswith(number) and 'Closes-Bug: #NEW' in problem
+                for problem in problems), number)
+        self.assertTrue(any('Depends-On names I' in problem
+                            for problem in problems))
+        self.assertTrue(any('author Volume multiattach series' in problem
+                            for problem in problems))

@@ -35,6 +35,16 @@ class MainTest(unittest.TestCase):
             self.assertEqual(0, cli.main(['export', 'cinder']))
         self.assertEqual('cinder', export.call_args.args[0].name)
 
+    def test_sign_as_someone(self):
+        with mock.patch.object(cli.identity, 'sign') as sign:
+            self.assertEqual(0, cli.main(['sign', 'cinder', '--as',
+                                          'Jo Dev <jo@redhat.com>']))
+            cli.main(['sign', 'cinder'])
+        self.assertEqual([('cinder', 'Jo Dev <jo@redhat.com>'),
+                          ('cinder', None)],
+                         [(call.args[0].name, call.args[1])
+                          for call in sign.call_args_list])
+
     def test_a_test_module_names_nova_as_the_project(self):
         with mock.patch.object(cli.suites, 'test', return_value=[]) as test, \
                 mock.patch.object(cli.suites, 'print_summary',

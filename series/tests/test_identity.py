@@ -11,7 +11,8 @@ class PlaceholderTest(base.SeriesTestCase):
 
     def test_reserved_domains_are_placeholders(self):
         for email in ('a@users.noreply.a-seed.example', 'jane@example.com',
-                      'x@host.invalid', 'x@example.org', 'x@ci.test'):
+                      'x@host.invalid', 'x@example.org', 'x@ci.test',
+                      'root@localhost'):
             self.assertTrue(identity.is_placeholder(email), email)
         for email in ('jane@redhat.com', 'x@example-corp.com',
                       'x@examples.org', 'x@openstack.org'):
@@ -50,6 +51,14 @@ class SignTest(base.SeriesTestCase):
         self.quiet(queue.export, self.project)
         self.assertEqual([], self.quiet(checks.check_series_files,
                                         self.project, upstream=True))
+
+    def test_without_as_the_users_git_configuration(self):
+        self.make_series()
+        self.git('config', 'user.name', 'Jo Dev')
+        self.git('config', 'user.email', 'jo@redhat.com')
+        self.quiet(identity.sign, self.project)
+        self.assertEqual(['Jo Dev <jo@redhat.com>'] * 2, self.git(
+            'log', '--format=%an <%ae>', 'base..HEAD').splitlines())
 
     def test_a_placeholder_identity_is_refused_and_nothing_changes(self):
         self.make_series()

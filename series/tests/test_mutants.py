@@ -133,6 +133,31 @@ class JudgeTest(unittest.TestCase):
                          mutants.judge(result))
 
 
+class VerdictTest(unittest.TestCase):
+    """The verb and CI's suite fail unless every mutant is killed."""
+
+    def outcomes(self, *results):
+        return [mutants.Outcome(mutant(name=f'm{n}'), result)
+                for n, result in enumerate(results)]
+
+    def test_the_verb_fails_on_a_survivor_or_an_error(self):
+        for results, code in (((mutants.KILLED,) * 2, 0),
+                              ((mutants.KILLED, mutants.SURVIVED), 1),
+                              ((mutants.KILLED, mutants.ERROR), 1)):
+            with mock.patch.object(mutants, 'run', return_value=(
+                    self.outcomes(*results))), \
+                    contextlib.redirect_stdout(io.StringIO()):
+                self.assertEqual(code, mutants.mutants(), results)
+
+    def test_ci_counts_a_survivor_as_failed(self):
+        with mock.patch.object(mutants, 'run', return_value=self.outcomes(
+                mutants.KILLED, mutants.SURVIVED)), \
+                contextlib.redirect_stdout(io.StringIO()):
+            result = mutants.suite(['sample'])
+        self.assertEqual((1, 1), (result.passed, result.failed))
+        self.assertEqual('m1 survived', result.error)
+
+
 class LoadTest(unittest.TestCase):
 
     def test_a_name_twice_is_refused(self):
@@ -241,6 +266,18 @@ class ToolMutantTest(unittest.TestCase):
         with mock.patch.dict(os.environ, {'PYTHONPATH': str(REPOSITORY)}):
             result = mutants.run_tool_tests(self.tree, ['sample'], 'x')
         self.assertIn(f'series imported from {REPOSITORY}', result.error)
+
+    def test_a_failing_control_stops_the_run_before_any_mutant(self):
+        failing = self.mutant(tests=['pkg.test_guarded.FailsTest'])
+        with mock.patch.object(mutants, 'load', return_value=[failing]), \
+                mock.patch.object(mutants, 'tool_worktree',
+                                  return_value=contextlib.nullcontext(
+                                      self.copy)), \
+                mock.patch.object(mutants, 'run_mutant') as run_mutant:
+            with self.assertRaisesRegex(config.SeriesError,
+                                        'must pass without a mutant'):
+                mutants.run()
+        run_mutant.assert_not_called()
 
     def test_the_series_package_must_be_the_trees(self):
         (self.tree / 'series' / 'test_ids.py').unlink()

@@ -112,3 +112,12 @@ class RepositoryTest(unittest.TestCase):
                          requirement_forms.forms(projects['nova'], projects))
         self.assertEqual([], requirement_forms.problems(projects['nova'],
                                                         projects))
+
+    def test_the_client_requires_the_patched_sdk_exactly(self):
+        projects = config.load_projects()
+        client = projects['python-openstackclient']
+        self.assertEqual([('openstacksdk',
+                           'openstacksdk==4.22.0+multiattach.1',
+                           'openstacksdk>=4.23.0')],
+                         requirement_forms.forms(client, projects))
+        self.assertEqual([], requirement_forms.problems(client, projects))
