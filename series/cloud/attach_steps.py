@@ -122,6 +122,13 @@ def refusals(tracker):
                 'source_type': 'volume', 'destination_type': 'volume',
                 'attach_mode': 'ro'}], count=2, expect=None),
             'only multiattach volumes can be shared')
+    # SCSI passthrough: commands that reach the volume below the
+    # read-only flag.
+    refused('read-only lun', cloud.create_servers('lun', [{
+        'boot_index': 0, 'uuid': single, 'source_type': 'volume',
+        'destination_type': 'volume', 'device_type': 'lun',
+        'disk_bus': 'scsi', 'attach_mode': 'ro'}], expect=None),
+        'cannot be attached read-only as a lun device')
     refused('rebuild reimaging the ro root', cloud.action(
         server_id, {'rebuild': {'imageRef': cloud.image()}},
         expect=None), 'the volume is attached read-only', status=409)

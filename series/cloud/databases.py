@@ -12,8 +12,11 @@ from series.cloud import services
 from series import process
 
 CELL_DATABASES = ('mae_nova', 'mae_nova_cell0')
-# The service version a nova-compute of Nova's series writes.
-SERIES_SERVICE_VERSION = 75
+# The service version Nova 34.0.0's services write, and those of Nova's
+# series (75 is compute RPC 6.6, 76 the conductor that makes each
+# instance's block device mappings from its build request).
+PRISTINE_SERVICE_VERSION = 74
+SERIES_SERVICE_VERSION = 76
 # The packagers' page, "Upgrades and numbering": what an operator runs in
 # each cell database, then in the API database, before starting a
 # release without the series.

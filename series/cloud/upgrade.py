@@ -125,7 +125,8 @@ def service_parts():
 
 
 # The service version each release's Nova services write when they start.
-SERVICE_VERSIONS = {74: releases.PRISTINE, 75: releases.SERIES}
+SERVICE_VERSIONS = {databases.PRISTINE_SERVICE_VERSION: releases.PRISTINE,
+                    databases.SERIES_SERVICE_VERSION: releases.SERIES}
 
 
 def running_releases():

@@ -138,8 +138,9 @@ def live_migrate(tracker, server_id, hosts_in_order):
 def pristine(upgrade):
     tracker = upgrade.tracker
     versions = databases.compute_versions()
-    check(set(versions.values()) == {74},
-          f'nova-compute service versions {versions}, not 74')
+    check(set(versions.values()) == {databases.PRISTINE_SERVICE_VERSION},
+          f'nova-compute service versions {versions}, not '
+          f'{databases.PRISTINE_SERVICE_VERSION}')
     server_a, root_a, region_a = boot(tracker, 'boot-a', HOST_A.name)
     server_b, root_b, region_b = boot(tracker, 'boot-b', HOST_B.name)
     tracker.servers = [server_a, server_b]
@@ -195,8 +196,9 @@ def upgrade_control(upgrade):
         'alembic before': head_before, 'alembic': head}
     check(modes == [[None]], f'existing rows have attach_mode {modes}')
     start_services(stopped, cloud.admin)
-    versions = databases.compute_versions({HOST_A.name: 75,
-                                           HOST_B.name: 74})
+    versions = databases.compute_versions({
+        HOST_A.name: databases.SERIES_SERVICE_VERSION,
+        HOST_B.name: databases.PRISTINE_SERVICE_VERSION})
     wait_computes_up(cloud)
     cloud.microversion = NEW
     for server in cloud.servers(f'name={PREFIX}'):
@@ -262,8 +264,8 @@ def upgrade_host_b(upgrade):
     services.compute(HOST_B).stop()
     releases.set_release(HOST_B.name, releases.SERIES)
     start_services([services.compute(HOST_B).name], admin)
-    versions = databases.compute_versions({HOST_A.name: 75,
-                                           HOST_B.name: 75})
+    versions = databases.compute_versions(
+        databases.series_compute_versions())
     # Each caches the compute RPC version cap it computed.
     restart_services(['nova-api', 'nova-conductor', 'nova-scheduler',
                       services.compute(HOST_A).name], admin)
@@ -308,8 +310,8 @@ def rollback(upgrade):
     databases.sync_databases()
     start_services([service.name for service in nova_services], cloud.admin)
     cloud.microversion = OLD
-    versions = databases.compute_versions({HOST_A.name: 74,
-                                           HOST_B.name: 74})
+    versions = databases.compute_versions({
+        host.name: databases.PRISTINE_SERVICE_VERSION for host in hosts.HOSTS})
     wait_computes_up(cloud)
     for key in tracker.ledger.requested:
         tracker.ledger.requested[key] = None

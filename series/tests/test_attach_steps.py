@@ -22,6 +22,9 @@ REFUSALS = {
                           'for volumes'),
     'create single': (400, 'Volume single is not multiattach: only '
                            'multiattach volumes can be shared'),
+    'create lun': (400, 'Volume single cannot be attached read-only as a '
+                        'lun device: only disk and cdrom devices can be '
+                        'read-only.'),
     'rebuild': (409, 'Cannot rebuild: the volume is attached read-only'),
 }
 
@@ -85,7 +88,8 @@ class RefusalsTest(unittest.TestCase):
         self.assertEqual(
             'attach_mode at 2.104 400, attach_mode "rx" 400, local BDM '
             'with a mode 400, multi-create from a non-multiattach volume '
-            '400, rebuild reimaging the ro root 409', self.refusals())
+            '400, read-only lun 400, rebuild reimaging the ro root 409',
+            self.refusals())
 
     def test_each_refusal_with_another_message_fails(self):
         for request, (status, _) in REFUSALS.items():

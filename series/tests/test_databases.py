@@ -12,14 +12,14 @@ from series import config
 
 
 class SeriesStateTest(unittest.TestCase):
-    """Back on the series: the columns, the alembic head, version 75."""
+    """Back on the series: the columns, the alembic head, version 76."""
 
     def state(self, **changes):
         columns = {'mae_nova.block_device_mapping': True,
                    'mae_nova.shadow_block_device_mapping': True}
         state = {'attach_mode columns': columns,
                  'alembic': 'head',
-                 'compute versions': {host.name: 75
+                 'compute versions': {host.name: 76
                                       for host in hosts.HOSTS}}
         state.update(changes)
         return databases.series_problems(state, 'head')
@@ -37,7 +37,7 @@ class SeriesStateTest(unittest.TestCase):
                          self.state(alembic='ab450ba04102'))
 
     def test_a_compute_left_at_74_fails(self):
-        versions = {host.name: 75 for host in hosts.HOSTS}
+        versions = {host.name: 76 for host in hosts.HOSTS}
         versions[hosts.HOSTS[1].name] = 74
         [problem] = self.state(**{'compute versions': versions})
         self.assertIn('nova-compute service versions', problem)

@@ -9,6 +9,7 @@ import unittest
 from unittest import mock
 
 from series.cloud import attachment_checks
+from series.cloud.client import Failed
 from series.cloud import hosts
 from series.cloud import move_steps
 from series.cloud import probes
@@ -17,6 +18,10 @@ from series.cloud.tracker import Tracker
 from series import config
 
 A, B = 'mae-compute-a', 'mae-compute-b'
+# nova-compute's line when it pauses server s3 for the copy of a disk.
+PAUSED_LOG = ('2026-11-28 18:00:00.000 1 INFO nova.virt.libvirt.driver [-] '
+              '[instance: s3] Pausing the guest while its read-only disk vdb '
+              'is copied\n')
 
 
 def moving_cloud():
@@ -81,7 +86,11 @@ class GuestRestartTest(unittest.TestCase):
         with mock.patch.object(attachment_checks, 'check_views',
                                return_value='checked') as check_views, \
                 mock.patch.object(probes, 'pool_of',
-                                  side_effect=['pool-a', 'pool-b']):
+                                  side_effect=['pool-a', 'pool-b']), \
+                mock.patch.object(move_steps, 'compute_log_size',
+                                  return_value=0), \
+                mock.patch.object(move_steps, 'compute_log_since',
+                                  return_value=PAUSED_LOG):
             step(moving_tracker())
         return [call.kwargs['guest_restart']
                 for call in check_views.call_args_list]
@@ -107,6 +116,42 @@ class GuestRestartTest(unittest.TestCase):
     def test_a_shelve_restarts_the_guest(self):
         self.assertEqual(['restarted'],
                          self.guest_restarts(move_steps.shelve))
+
+
+class SwapTest(unittest.TestCase):
+    """Step 7 runs the guest throughout: Nova must have paused it for the
+    copy of its read-only disk.
+    """
+
+    def swap(self, log_text):
+        made = moving_tracker()
+        with mock.patch.object(attachment_checks, 'check_views',
+                               return_value='checked'), \
+                mock.patch.object(probes, 'pool_of',
+                                  side_effect=['pool-a', 'pool-b']), \
+                mock.patch.object(move_steps, 'compute_log_size',
+                                  return_value=7) as size, \
+                mock.patch.object(move_steps, 'compute_log_since',
+                                  return_value=log_text) as since:
+            result = move_steps.swap(made)
+        host = hosts.by_name(A)
+        size.assert_called_once_with(host)
+        since.assert_called_once_with(host, 7)
+        made.cloud.action.assert_not_called()
+        return result
+
+    def test_a_guest_paused_by_nova_for_the_copy_passes(self):
+        self.assertIn('the guest paused by Nova for the copy',
+                      self.swap(PAUSED_LOG))
+
+    def test_a_guest_nova_did_not_pause_fails(self):
+        for log_text in ('', PAUSED_LOG.replace('s3', 's2'),
+                         PAUSED_LOG.replace('Pausing', 'Resuming')):
+            with self.subTest(log_text):
+                with self.assertRaisesRegex(
+                        Failed,
+                        'did not pause s3 for the copy'):
+                    self.swap(log_text)
 
 
 class EvacuateTest(unittest.TestCase):

@@ -20,7 +20,7 @@ from series.tests import base
 SERIES_STATE = {
     'attach_mode columns': {'mae_nova.block_device_mapping': True},
     'alembic': 'head',
-    'compute versions': {'mae-compute-a': 75, 'mae-compute-b': 75}}
+    'compute versions': {'mae-compute-a': 76, 'mae-compute-b': 76}}
 
 
 class BackOnTheSeriesTest(base.RootTestCase):
@@ -51,7 +51,7 @@ class BackOnTheSeriesTest(base.RootTestCase):
         # nova-compute has written the series' service version.
         self.assertEqual([{'control': 'series', 'mae-compute-a': 'series',
                            'mae-compute-b': 'series'},
-                          {'mae-compute-a': 75, 'mae-compute-b': 75},
+                          {'mae-compute-a': 76, 'mae-compute-b': 76},
                           'state'], seen)
         # Started in the cloud's order: the conductor before the computes.
         self.assertEqual(nova_and_cinder, start.call_args.args[0])
@@ -108,8 +108,8 @@ class RunningReleasesTest(unittest.TestCase):
         self.assertEqual(8, len(parts))
 
     def test_a_blanked_environment_is_read_from_the_written_version(self):
-        written = {('nova-conductor', None): 74, ('nova-scheduler', None): 75,
-                   ('nova-compute', 'mae-compute-a'): 75,
+        written = {('nova-conductor', None): 74, ('nova-scheduler', None): 76,
+                   ('nova-compute', 'mae-compute-a'): 76,
                    ('nova-compute', 'mae-compute-b'): 74}
         with mock.patch.object(upgrade.services.Service, 'pid',
                                return_value=42), \

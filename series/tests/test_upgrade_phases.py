@@ -99,7 +99,7 @@ class PristineTest(PhaseTestCase):
 
     def test_a_compute_at_75_fails_before_a_server_boots(self):
         self.compute_versions.return_value = {'mae-compute-a': 74,
-                                              'mae-compute-b': 75}
+                                              'mae-compute-b': 76}
         with self.assertRaisesRegex(client.Failed, 'versions .*, not 74'):
             upgrade_phases.pristine(upgrade_phases.Upgrade(self.tracker))
         self.tracker.cloud.create_servers.assert_not_called()
