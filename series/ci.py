@@ -25,6 +25,7 @@ from series import mutants
 from series import patched_docs
 from series import process
 from series import queue
+from series import released_requirement
 from series import spec
 from series import suites
 from series import virtualenvs
@@ -318,6 +319,10 @@ def docs_and_clients(projects, timings):
         if name not in ('nova', 'cinder') and queue.read_series(project):
             results.extend(timings.run(f'{name} tests', suites.test,
                                        project))
+            if project.released_requirement_tests:
+                results.extend(timings.run(
+                    f'{name} against released requirements',
+                    released_requirement.suite, project))
             results.append(timings.run(f'{name} lint', linters.lint, project))
             if name in CI_EACH_PROJECTS:
                 results.append(timings.run(f'{name} each commit',

@@ -50,6 +50,11 @@ class Project:
     # proposed upstream}; the patches here require the patched tree's
     # installs_as exactly.
     upstream_requirements: dict = dataclasses.field(default_factory=dict)
+    # {requirement name: the project's tests that must pass with the
+    # requirement's release in place of its patched tree}: the client's
+    # refusals of what a library without its series would drop.
+    released_requirement_tests: dict = dataclasses.field(
+        default_factory=dict)
 
     def __post_init__(self):
         self.package = self.package or self.name

@@ -250,6 +250,9 @@ class BesideTheCloudTest(unittest.TestCase):
             'tempest', 'cinder')}
         for name, project in projects.items():
             project.name = name
+            project.released_requirement_tests = {}
+        projects['python-openstackclient'].released_requirement_tests = {
+            'openstacksdk': ['test_refused']}
         with mock.patch.object(ci.patched_docs, 'docs', return_value=[]), \
                 mock.patch.object(ci.linters, 'lint'), \
                 mock.patch.object(ci.linters, 'typecheck'), \
@@ -262,6 +265,8 @@ class BesideTheCloudTest(unittest.TestCase):
                 mock.patch.object(ci.suites, 'tool_self_test'), \
                 mock.patch.object(ci.mutants, 'suite'), \
                 mock.patch.object(ci.each, 'suite') as each, \
+                mock.patch.object(ci.released_requirement, 'suite',
+                                  return_value=[]) as released, \
                 mock.patch.object(ci.queue, 'read_series',
                                   return_value=['0001.patch']):
             ci.docs_and_clients(projects, ci.Timings())
@@ -269,6 +274,8 @@ class BesideTheCloudTest(unittest.TestCase):
         self.assertEqual(
             sorted(set(projects) - {'nova'}),
             sorted(call.args[0].name for call in each.call_args_list))
+        # The client's refusals against the released SDK, its alone.
+        released.assert_called_once_with(projects['python-openstackclient'])
 
 
 class VirtualenvTest(base.SeriesTestCase):
