@@ -27,6 +27,9 @@ test patches one attribute in one place and every module sees it.
   suites     what runs and is counted (SuiteResult): stestr suites,
              this repository's own tests, bench, and the summary table
   linters    the static checks: flake8, lint commands, mypy (SuiteResult)
+  released_requirement
+             a client's tests run against the released library its series
+             patches (the verified sdist first on sys.path)
   each       every commit with only the commits before it: the tests
              it adds or changes and flake8, in a worktree of the commit
   test_ids   this repository's tests run by id, each test's status
