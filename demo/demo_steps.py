@@ -1,5 +1,6 @@
 """The scenario's steps, driven over HTTP against the deployment."""
 
+from nova.compute import api as compute_api
 from nova.objects import service as service_obj
 
 from demo_constants import COMPUTES
@@ -278,8 +279,8 @@ class Scenario:
 
         host = self.observe.server(server_id)['OS-EXT-SRV-ATTR:host']
         # As a compute not yet upgraded to this series would report.
-        self.deployment.pin_service_version(
-            host, service_obj.SERVICE_VERSION - 1)
+        old_version = compute_api.MIN_COMPUTE_VOLUME_ATTACH_MODE - 1
+        self.deployment.pin_service_version(host, old_version)
         try:
             code, body = self.http(
                 'POST', f'/servers/{server_id}/os-volume_attachments',
@@ -289,6 +290,6 @@ class Scenario:
             self.deployment.pin_service_version(
                 host, service_obj.SERVICE_VERSION)
         self.report.expect_status(f'5 ro attach, {host} at service version '
-                                  f'{service_obj.SERVICE_VERSION - 1}', 409,
+                                  f'{old_version}', 409,
                                   code, body)
         self.observe.expect_unchanged('5 ro attach on an old compute', before)

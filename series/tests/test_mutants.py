@@ -178,6 +178,14 @@ class LoadTest(unittest.TestCase):
             self.assertTrue(entry.tests, entry.name)
             self.assertNotEqual(entry.find, entry.replace, entry.name)
 
+    def test_each_tool_mutant_finds_its_text_once(self):
+        # The tools are in this repository, so a guard rewritten without
+        # its mutant shows here rather than as a mutant error in CI.
+        for entry in mutants.load():
+            if entry.project == mutants.TOOLS:
+                text = (REPOSITORY / entry.file).read_text()
+                self.assertEqual(1, text.count(entry.find), entry.name)
+
     def test_the_test_path_is_the_directory_of_the_test_module(self):
         with tempfile.TemporaryDirectory() as tmp:
             tree = Path(tmp)
