@@ -25,6 +25,14 @@ ALTER TABLE block_device_mapping DROP COLUMN attach_mode;
 ALTER TABLE shadow_block_device_mapping DROP COLUMN attach_mode;
 UPDATE alembic_version SET version_num = 'ab450ba04102';
 UPDATE services SET version = 74 WHERE version > 74;"""
+# Not the packagers' SQL: the upgrade's own, after it. The rollback SQL
+# sets every version to 74, so the conductor's and the scheduler's rows
+# are cleared: the version each writes again when it starts tells the
+# release it runs (their environment is blank, see
+# series.cloud.upgrade.running_releases).
+FORGET_CONTROL_VERSIONS = (
+    "UPDATE services SET version = 0 "
+    "WHERE `binary` IN ('nova-conductor', 'nova-scheduler')")
 API_ROLLBACK_SQL = """\
 UPDATE request_specs
     SET spec = JSON_SET(spec, '$."nova_object.version"', '1.15')

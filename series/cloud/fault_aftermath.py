@@ -19,6 +19,7 @@ from series.cloud import layout
 from series.cloud import rest
 from series.cloud import service_venv
 from series.cloud import services
+from series import config
 from series import process
 
 # A volume or attachment status nothing moves on from by itself: an
@@ -115,16 +116,9 @@ def latest_action(cloud, server_id):
     what of it has not finished). An action whose message was lost has
     no event, or an event that never finishes.
     """
-    actions = cloud.admin.get(
-        'nova-api', f'/servers/{server_id}/os-instance-actions',
-        microversion='2.105')['instanceActions']
-    if not actions:
+    latest, events = latest_events(cloud, server_id)
+    if latest is None:
         return None, None
-    latest = max(actions, key=lambda entry: entry['start_time'])
-    detail = cloud.admin.get(
-        'nova-api', f'/servers/{server_id}/os-instance-actions/'
-        f'{latest["request_id"]}', microversion='2.105')['instanceAction']
-    events = detail.get('events', [])
     summary = f'{latest["action"]}: ' + (', '.join(
         f'{event["event"]} {event["result"]}' for event in events) or
         'no event')
@@ -133,6 +127,22 @@ def latest_action(cloud, server_id):
     if not events:
         unfinished = ['no event started']
     return summary, ', '.join(unfinished)
+
+
+def latest_events(cloud, server_id):
+    """(the server's latest instance action, its events as an admin sees
+    them, with their details); (None, []) without an action.
+    """
+    actions = cloud.admin.get(
+        'nova-api', f'/servers/{server_id}/os-instance-actions',
+        microversion='2.105')['instanceActions']
+    if not actions:
+        return None, []
+    latest = max(actions, key=lambda entry: entry['start_time'])
+    detail = cloud.admin.get(
+        'nova-api', f'/servers/{server_id}/os-instance-actions/'
+        f'{latest["request_id"]}', microversion='2.105')['instanceAction']
+    return latest, detail.get('events', [])
 
 
 def settle(cloud, server_ids, volume_ids, timeout=SETTLE_SECONDS):
@@ -275,16 +285,22 @@ class Aftermath:
 
 
 def record(tracker, name, injected, server_ids, volume_ids, started,
-           aftermath, guests):
-    """The fault's entry in the report; fails if anything is left."""
-    facts, problems = state(tracker.cloud, server_ids, volume_ids)
+           aftermath, guests, **facts):
+    """The fault's entry in the report, with `facts` of its own; fails if
+    anything is left, or if `facts` holds a 'ledger' of problems (the
+    ledger compared with the cloud before the fault deletes its servers).
+    """
+    facts_left, problems = state(tracker.cloud, server_ids, volume_ids)
     entry = {'fault': name, 'injected': injected,
              'seconds': round(time.monotonic() - started, 1),
              'left_before_cleaning': aftermath.left_before_cleaning,
              'cleaned_by': aftermath.cleaned_by,
-             'left': facts, 'problems': problems, 'guests': guests}
+             'left': facts_left, 'problems': problems, 'guests': guests,
+             **facts}
     tracker.report.faults.append(entry)
-    problems = problems + guests.get('wrong', [])
+    problems = (problems + guests.get('wrong', []) +
+                [f'the ledger: {problem}'
+                 for problem in facts.get('ledger', [])])
     check(not problems, '; '.join(problems))
     return entry
 
@@ -292,30 +308,48 @@ def record(tracker, name, injected, server_ids, volume_ids, started,
 def guest_views(tracker, server_ids, guest_restart=None):
     """The scenario's checks of every attachment of each server that runs
     a guest, whatever its status. {'checked': [...], 'no guest': {server:
-    status}, 'wrong': [what check_views() found wrong]}: record() fails
-    the step on it once the fault's entry is in the report.
+    status}, 'wrong': [what check_views() found wrong, and each ACTIVE
+    server whose guest is not running]}: record() fails the step on it
+    once the fault's entry is in the report.
     """
     cloud = tracker.cloud
-    running, without = [], {}
+    running, without, wrong = [], {}, []
     for server_id in server_ids:
         server = cloud.server(server_id)
-        host = server['OS-EXT-SRV-ATTR:host']
-        domain = server['OS-EXT-SRV-ATTR:instance_name']
-        state = (hosts.virsh(hosts.by_name(host), 'domstate', domain,
-                             check=False).stdout.strip()
-                 if host and domain else '')
+        state = domain_state(server['OS-EXT-SRV-ATTR:host'],
+                             server['OS-EXT-SRV-ATTR:instance_name'])
         if state == 'running':
             running.append(server_id)
+        elif server['status'] == 'ACTIVE':
+            wrong.append(f'{server_id} is ACTIVE, its guest {state}')
         else:
-            without[server_id] = f'{server["status"]}, domain ' + (
-                state or 'none')
-    wrong = []
+            without[server_id] = f'{server["status"]}, domain {state}'
     if running:
         try:
             attachment_checks.check_views(tracker, running, guest_restart)
         except Failed as failure:
             wrong.append(str(failure))
     return {'checked': running, 'no guest': without, 'wrong': wrong}
+
+
+def domain_state(host_name, domain):
+    """libvirt's state of the domain ('running', 'paused', 'shut off'...),
+    or 'none' where the server has no host or its host no such domain;
+    a libvirtd that cannot tell is an error, never a guest not running.
+    """
+    if not host_name or not domain:
+        return 'none'
+    read = hosts.virsh(hosts.by_name(host_name), 'domstate', domain,
+                       check=False)
+    if read.returncode == 0:
+        return read.stdout.strip()
+    # virsh says 'failed to get domain', libvirt 'Domain not found'.
+    if ('failed to get domain' in read.stderr or
+            'Domain not found' in read.stderr):
+        return 'none'
+    raise config.SeriesError(f'{host_name}: virsh domstate {domain} failed '
+                             f'(exit {read.returncode}): '
+                             f'{read.stderr.strip()}')
 
 
 def guests_text(guests):

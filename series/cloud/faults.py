@@ -17,6 +17,7 @@ from series.cloud import hosts
 from series.cloud import layout
 from series.cloud import rest
 from series.cloud import services
+from series.cloud import steps
 from series import config
 from series import process
 
@@ -83,9 +84,11 @@ def cinder_volume_killed(tracker):
     aftermath = fault_aftermath.Aftermath(cloud, server_ids, [root])
     expect_holders(tracker, aftermath, server_ids, root, region)
     guests = fault_aftermath.guest_views(tracker, server_ids)
+    # Its servers are deleted below, before the step's own comparison.
     entry = fault_aftermath.record(
         tracker, 'cinder-volume killed during a multi-create', injected,
-        server_ids, [root], started, aftermath, guests)
+        server_ids, [root], started, aftermath, guests,
+        ledger=steps.ledger_problems(tracker, {}))
     remove(tracker, server_ids, [root])
     statuses = [entry['left']['servers'][server_id]['status']
                 for server_id in server_ids]
@@ -109,6 +112,10 @@ def expect_holders(tracker, aftermath, server_ids, volume_id, region):
             tracker.expect(server_id, volume_id, 'ro', region)
 
 
+# The instance action event of nova-compute's attach.
+ATTACH_EVENT = 'compute_attach_volume'
+
+
 # (b)
 def nova_compute_killed(tracker):
     cloud = tracker.cloud
@@ -122,20 +129,24 @@ def nova_compute_killed(tracker):
         'POST', 'nova-api', f'/servers/{server_id}/os-volume_attachments',
         {'volumeAttachment': {'volumeId': volume, 'attach_mode': 'ro'}},
         microversion='2.105', expect=202)
-    # Killed once the attach reached nova-compute, while it works on it
-    # if it is quick enough.
-    rest.wait('the attach reaching nova-compute', lambda: 'compute_' in (
+    # Killed once nova-compute has started the attach.
+    rest.wait('the attach reaching nova-compute', lambda: ATTACH_EVENT in (
         fault_aftermath.latest_action(cloud, server_id)[0] or ''), 60,
         interval=0.05)
-    action, unfinished = fault_aftermath.latest_action(cloud, server_id)
     pid = kill(compute)
-    injected = (f'nova-compute of {host.name} (PID {pid}) killed with '
-                f'SIGKILL during an ro attach accepted with 202 (instance '
-                f'action then: {action}; unfinished: {unfinished or "none"};'
-                ' the PID then gone); started again 5 s later')
-    say(injected)
+    # Read once nothing can finish the event any more: an event still
+    # unfinished 5 s after its process died was cut off by the kill.
     time.sleep(5)
+    action, unfinished = fault_aftermath.latest_action(cloud, server_id)
+    interrupted = ATTACH_EVENT in (unfinished or '').split(', ')
+    injected = (f'nova-compute of {host.name} (PID {pid}) killed with '
+                f'SIGKILL during an ro attach accepted with 202 (the PID '
+                f'then gone; instance action 5 s later: {action}; '
+                f'unfinished: {unfinished or "none"}); started again then')
+    say(injected)
     services.start(compute, timeout=180, admin=cloud.admin)
+    check(interrupted, f'the attach was not under way when nova-compute '
+          f'was killed: {action}')
     aftermath = fault_aftermath.Aftermath(cloud, [server_id], [volume])
     if aftermath.facts['volumes'][volume]['attachments']:
         tracker.expect(server_id, volume, 'ro', region)
@@ -146,7 +157,8 @@ def nova_compute_killed(tracker):
                                          aftermath.guest_restart())
     fault_aftermath.record(
         tracker, 'nova-compute killed during an ro attach accepted with '
-        '202', injected, [server_id], [volume], started, aftermath, guests)
+        '202', injected, [server_id], [volume], started, aftermath, guests,
+        attach_interrupted=interrupted)
     return (f'{outcome}; {aftermath.healed()}; '
             f'{fault_aftermath.guests_text(guests)}; {host.name} up again')
 

@@ -6,8 +6,9 @@ changed only by the scenario's own requests. observe() reads the same
 from Nova (2.105), from Cinder's attachment records and the volumes'
 attachments, and from the libvirt domains of both hosts; compare() says
 what disagrees: an attachment missing, extra, duplicated or in another
-mode, a record not attached or on another host, a server elsewhere than
-it was put, a domain on the wrong host or of no server of the scenario.
+mode, a record not attached (or, for a shelved-offloaded server, not
+reserved) or on another host, a server elsewhere than it was put, a
+domain on the wrong host or of no server of the scenario.
 """
 
 import collections
@@ -23,8 +24,12 @@ class Ledger:
         # (server, volume) -> the mode Nova shows (the one asked for).
         self.requested = {}
         # server -> the host the scenario put it on (or the scheduler
-        # chose, as Nova said once the server was ACTIVE).
+        # chose, as Nova said once the server was ACTIVE); None while it
+        # is shelved-offloaded.
         self.hosts = {}
+        # server -> the mode Cinder records for the reservations that keep
+        # its volumes while it is shelved-offloaded.
+        self.offloaded = {}
 
     def attach(self, server_id, volume_id, mode, requested):
         self.modes[server_id, volume_id] = mode
@@ -36,11 +41,22 @@ class Ledger:
 
     def place(self, server_id, host_name):
         self.hosts[server_id] = host_name
+        self.offloaded.pop(server_id, None)
+
+    def offload(self, server_id, record_mode):
+        """The server is shelved-offloaded: no host, no domain, each of
+        its volumes kept by a reservation (no connection) that Cinder
+        records as `record_mode`, the mode Nova gave attachment_create
+        ('null' where it gave none).
+        """
+        self.hosts[server_id] = None
+        self.offloaded[server_id] = record_mode
 
     def remove(self, server_id):
         for key in [key for key in self.modes if key[0] == server_id]:
             self.detach(*key)
         self.hosts.pop(server_id, None)
+        self.offloaded.pop(server_id, None)
 
     def mode(self, server_id, volume_id):
         return self.modes.get((server_id, volume_id))
@@ -52,9 +68,19 @@ class Ledger:
                     {'server': server_id, 'volume': volume_id,
                      'mode': mode,
                      'api_mode': self.requested[server_id, volume_id],
-                     'host': self.hosts.get(server_id)}
+                     'host': self.hosts.get(server_id),
+                     **self.record(server_id, mode)}
                     for (server_id, volume_id), mode in sorted(
                         self.modes.items())]}
+
+    def record(self, server_id, mode):
+        """What Cinder's attachment record of the server's volume must
+        say: attached in the guest's mode, or reserved while offloaded.
+        """
+        if server_id in self.offloaded:
+            return {'status': 'reserved',
+                    'record_mode': self.offloaded[server_id]}
+        return {'status': 'attached', 'record_mode': mode}
 
 
 def observe(cloud, server_ids, volume_ids):
@@ -99,9 +125,9 @@ def compare(expected, seen):
                             f'{seen["servers"].get(server_id)}, not {host}')
         on = [name for name, domains in seen['domains'].items()
               if server_id in domains]
-        if on != [host]:
+        if on != ([host] if host else []):
             problems.append(f'the domain of {server_id} is on '
-                            f'{on or "no host"}, not {host}')
+                            f'{on or "no host"}, not {host or "none"}')
     for name, domains in seen['domains'].items():
         for domain in domains:
             if domain not in servers:
@@ -115,10 +141,11 @@ def compare(expected, seen):
 
     def cinder_problems(row, entry):
         wrong = []
-        if row['mode'] != entry['mode']:
-            wrong.append(f'records {row["mode"]}, not {entry["mode"]}')
-        if row['status'] != 'attached':
-            wrong.append(f'is {row["status"]}')
+        if row['mode'] != entry['record_mode']:
+            wrong.append(f'records {row["mode"]}, not '
+                         f'{entry["record_mode"]}')
+        if row['status'] != entry['status']:
+            wrong.append(f'is {row["status"]}, not {entry["status"]}')
         if row['host'] != entry['host']:
             wrong.append(f'is attached on {row["host"]}, not '
                          f'{entry["host"]}')

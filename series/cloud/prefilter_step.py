@@ -105,6 +105,12 @@ def provider_refresh(cloud, host_name, refresh):
                   cloud.admin, since=since), 240)
 
 
+# What the scheduler's NoValidHost says, in a server's fault and in the
+# details of the instance action event that raised it (2.84).
+NO_VALID_HOST = 'No valid host'
+MIGRATE_EVENT = 'conductor_migrate_server'
+
+
 def prefilter_boot(cloud, root, name, mode, created, host=None):
     reply = cloud.create_servers(name, [{
         'boot_index': 0, 'uuid': root, 'source_type': 'volume',
@@ -122,7 +128,7 @@ def prefilter_checks(cloud, root, capable, incapable, created):
     refused = prefilter_boot(cloud, root, 'prefilter-ro-asked', 'ro',
                              created, host=incapable)
     server = cloud.wait_server(refused, ('ERROR',))
-    check('No valid host' in server.get('fault', {}).get('message', ''),
+    check(NO_VALID_HOST in server.get('fault', {}).get('message', ''),
           f'ro on {incapable}: {server["status"]}, fault '
           f'{server.get("fault")}')
     read_only = prefilter_boot(cloud, root, 'prefilter-ro', 'ro', created)
@@ -131,18 +137,22 @@ def prefilter_checks(cloud, root, capable, incapable, created):
 
     cloud.action(read_only, {'migrate': None}, admin=True)
 
-    def migration_refused():
-        summary, _ = fault_aftermath.latest_action(cloud, read_only)
-        if summary and 'conductor_migrate_server Error' in summary:
-            return summary
-    summary = rest.wait('the migration refused by the scheduler',
-                        migration_refused, BOOT_SECONDS)
+    def migration_failed():
+        _, events = fault_aftermath.latest_events(cloud, read_only)
+        return next((event for event in events
+                     if event['event'] == MIGRATE_EVENT and
+                     event['result'] == 'Error'), None)
+    event = rest.wait(f'{MIGRATE_EVENT} Error', migration_failed,
+                      BOOT_SECONDS)
+    details = event.get('details') or ''
+    check(NO_VALID_HOST in details, f'the cold migration failed, not for '
+          f'want of a host: {MIGRATE_EVENT} {details!r}')
     host = cloud.wait_server(read_only)['OS-EXT-SRV-ATTR:host']
     check(host == capable, f'ro server on {host} after the migration')
     return (f'{READ_ONLY_TRAIT} removed from {incapable}: ro asked on '
             f'{incapable} -> ERROR (No valid host); ro -> {capable}; '
-            f'cold migration of the ro server refused ({summary}), '
-            f'still on {capable}')
+            f'cold migration of the ro server refused ({MIGRATE_EVENT}: '
+            f'{details}), still on {capable}')
 
 
 def prefilter_takes_rw(cloud, root, incapable, created):

@@ -53,9 +53,17 @@ def compare_ledger(tracker, entry):
     """Compare the ledger with what Nova, Cinder and libvirt hold;
     both go into the step's `entry`; fail on any difference.
     """
+    problems = ledger_problems(tracker, entry)
+    check(not problems, 'the ledger: ' + '; '.join(problems))
+
+
+def ledger_problems(tracker, entry):
+    """What in the cloud disagrees with the ledger; the ledger and what
+    was seen go into `entry` (a step's, or a fault's before it deletes
+    its servers).
+    """
     entry['expected'] = tracker.ledger.expected()
     entry['seen'] = ledger.observe(tracker.cloud,
                                    list(tracker.ledger.hosts),
                                    list(tracker.volumes.values()))
-    problems = ledger.compare(entry['expected'], entry['seen'])
-    check(not problems, 'the ledger: ' + '; '.join(problems))
+    return ledger.compare(entry['expected'], entry['seen'])

@@ -42,17 +42,28 @@ from series import queue
 from series import suites
 from series import virtualenvs
 
-TESTS = (r'^tempest\.api\.compute\.volumes\.test_attach_volume_mode\.',
-         r'^tempest\.api\.compute\.volumes\.test_attach_volume\.'
-         r'AttachVolumeMultiAttachTest\.test_(list_get_volume_attachments_'
-         r'multiattach|boot_from_multiattach_volume)\b',
-         # tempest's series: an attach at 2.101 and later, no flag needed.
-         r'^tempest\.api\.compute\.volumes\.test_attach_volume\.'
-         r'AttachVolumeAsyncTestJSON\.',
-         # Cinder's series changes which reservations a volume takes.
-         r'^tempest\.api\.compute\.volumes\.test_attach_volume_negative\.'
-         r'AttachVolumeNegativeTest\.test_attach_attached_volume_to_'
-         r'different_server\b')
+VOLUMES = 'tempest.api.compute.volumes.'
+# The series' own tests.
+SERIES_TESTS = tuple(
+    f'{VOLUMES}test_attach_volume_mode.{name}.'
+    for name in ('AttachVolumeModeTest', 'AttachVolumeModeGuestTest',
+                 'AttachVolumeModeMultiCreateTest'))
+# Upstream's tests of what the series changes that no step does.
+UPSTREAM_TESTS = (
+    f'{VOLUMES}test_attach_volume.AttachVolumeMultiAttachTest.'
+    'test_list_get_volume_attachments_multiattach',
+    f'{VOLUMES}test_attach_volume.AttachVolumeMultiAttachTest.'
+    'test_boot_from_multiattach_volume',
+    # tempest's series: an attach at 2.101 and later, no flag needed.
+    f'{VOLUMES}test_attach_volume.AttachVolumeAsyncTestJSON.',
+    # Cinder's series changes which reservations a volume takes.
+    f'{VOLUMES}test_attach_volume_negative.AttachVolumeNegativeTest.'
+    'test_attach_attached_volume_to_different_server')
+# What the step runs, each test id prefix above (a class's, ending with
+# a dot, or a test's): every one must run and pass, none skipped.
+TESTS = tuple('^' + re.escape(prefix) + ('' if prefix.endswith('.')
+                                         else r'\b')
+              for prefix in SERIES_TESTS + UPSTREAM_TESTS)
 # stestr deals classes it has no timing for to its workers round robin.
 # The first worker takes the tests below, the second every other
 # selected test: about half of the tests' time each (benchmarks.rst).
@@ -61,13 +72,6 @@ FIRST_WORKER = (r'^tempest\.api\.compute\.volumes\.test_attach_volume_mode\.'
                 r'^tempest\.api\.compute\.volumes\.test_attach_volume\.'
                 r'AttachVolumeMultiAttachTest\.test_boot_from_multiattach_'
                 r'volume\b')
-# The series' own tests: each must have passed, none skipped.
-SERIES_TESTS = tuple(
-    'tempest.api.compute.volumes.test_attach_volume_mode.' + name + '.'
-    for name in ('AttachVolumeModeTest', 'AttachVolumeModeGuestTest',
-                 'AttachVolumeModeMultiCreateTest'))
-
-
 # The upstream job that runs the series' tests: the compute API tests
 # with volume multiattach, tempest's "all" environment (slow tests too).
 JOB = 'nova-next'
@@ -300,11 +304,14 @@ def run(session):
 
 
 def series_tests_passed(result, job):
-    """`result`, failed if a test of SERIES_TESTS did not pass or is one
-    the upstream job would not run.
+    """`result`, failed if a test of SERIES_TESTS or UPSTREAM_TESTS did
+    not run and pass (a skip fails), or a series' test is one the
+    upstream job would not run.
     """
     for problem in suites.not_passed(result, SERIES_TESTS):
         result.fail(f"the series' test {problem}")
+    for problem in suites.not_passed(result, UPSTREAM_TESTS):
+        result.fail(f'the upstream test {problem}')
     for test in result.results:
         if test.startswith(SERIES_TESTS) and not job_selects(job, test):
             result.fail(f"the series' test {test} is not one {JOB} runs")

@@ -9,6 +9,7 @@ back onto the series at once, as `cloud up` would leave it, for
 `cloud scenario` to run on.
 """
 
+import os
 import time
 
 from series.cloud.client import check
@@ -27,9 +28,6 @@ from series import config
 from series import process
 
 PHASES = len(upgrade_phases.PHASES)
-# Its phases check each attachment through check_views(); the ledger's
-# comparison with Nova, Cinder and libvirt is the scenario's.
-RECONCILED = False
 
 
 def say(message):
@@ -48,26 +46,50 @@ def run_phases():
 
 
 def run_phase(upgrade, number, title, function):
-    """A phase is a scenario step; the services' versions after it.
+    """A phase is a scenario step, its ledger compared with what Nova,
+    Cinder and libvirt hold after it; the services' versions after it.
     It passes only if each running Nova and Cinder service runs the
-    release of its part (running_problems()).
+    release of its part (running_problems()) and each part's environment
+    imports Nova and Cinder from that release (imported_problems()).
     """
     report = upgrade.tracker.report
+    imported = {}
 
     def checked():
         detail = function(upgrade)
         running = running_releases()
         report.running[str(number)] = running
-        problems = running_problems(running)
+        imported.update({part: releases.imported_from(part)
+                         for part in upgrade_phases.PARTS})
+        problems = running_problems(running) + imported_problems(imported)
         check(not problems, '; '.join(problems))
         return detail
-    passed = steps.run_step(upgrade.tracker, number, title, checked,
-                            reconcile=RECONCILED)
-    report.versions[str(number)] = versions(upgrade.tracker.cloud)
+    passed = steps.run_step(upgrade.tracker, number, title, checked)
+    report.versions[str(number)] = versions(upgrade.tracker.cloud, imported)
     return passed
 
 
-def versions(cloud):
+def imported_problems(imported):
+    """A part whose environment imports Nova or Cinder from elsewhere
+    than its release: the pristine releases' directory, or (the series)
+    anywhere else. `imported` is {part: releases.imported_from(part)}.
+    """
+    pristine = str(releases.pristine_path()) + os.sep
+    problems = []
+    for part, directories in sorted(imported.items()):
+        release = releases.release_of(part)
+        for project in releases.PROJECTS:
+            directory = directories.get(project)
+            if directory is None:
+                problems.append(f'{part} does not import {project}')
+            elif directory.startswith(pristine) != (
+                    release == releases.PRISTINE):
+                problems.append(f'{part} imports {project} from '
+                                f'{directory}, not its release {release}')
+    return problems
+
+
+def versions(cloud, imported=None):
     """What the cloud says of its services: os-services, and the
     versions in Nova's and Cinder's service tables.
     """
@@ -84,8 +106,9 @@ def versions(cloud):
     return {
         'releases': {part: releases.release_of(part)
                      for part in upgrade_phases.PARTS},
-        'imported from': {part: releases.imported_from(part)
-                          for part in upgrade_phases.PARTS},
+        'imported from': imported or {
+            part: releases.imported_from(part)
+            for part in upgrade_phases.PARTS},
         'compute API maximum': compute_api['version'],
         'os-services': [
             {key: entry[key] for key in ('host', 'binary', 'state',

@@ -18,6 +18,9 @@ from series.cloud import services
 # older than service version 75 (ReadOnlyAttachSupportNotYetAvailable).
 NOT_YET_UPGRADED = ('Read-only volume attachments are not supported until '
                     'the compute services involved are upgraded.')
+# The mode Cinder records for the reservation Nova 34.0.0 makes when it
+# shelve-offloads a server (attachment_create without a mode).
+NO_MODE = 'null'
 
 OLD = '2.104'
 NEW = '2.105'
@@ -32,15 +35,13 @@ CONTROL_SERVICES = ('nova-api', 'nova-conductor', 'nova-scheduler',
 
 class Upgrade:
     """What the phases share: the tracker, the server shelved-offloaded
-    before the upgrade with its root volume and the slot region read
-    before it booted, and every server's disks as the API listed them
+    before the upgrade, and every server's disks as the API listed them
     before the upgrade.
     """
 
     def __init__(self, tracker):
         self.tracker = tracker
         self.shelved = None
-        self.shelved_root = None
         self.before_upgrade = None
 
 
@@ -112,7 +113,9 @@ def attach_pre_series(tracker, server_id, volume_id):
 
 
 def boot(tracker, name, host=None):
-    """A server booted from a new volume made from the guest image."""
+    """A server booted from a new volume made from the guest image, in
+    the ledger with its root volume rw (as Nova 34.0.0 attaches it).
+    """
     cloud = tracker.cloud
     root = tracker.new_volume(f'{name}-root', multiattach=False,
                               image=cloud.image())
@@ -122,7 +125,10 @@ def boot(tracker, name, host=None):
         'destination_type': 'volume'}], host=host)
     [server_id] = cloud.reserved(reply)
     cloud.wait_server(server_id, host=host)
-    return server_id, root, region
+    tracker.placed(server_id, host)
+    tracker.expect(server_id, root, 'rw', region)
+    tracker.ledger.requested[server_id, root] = None
+    return server_id
 
 
 def live_migrate(tracker, server_id, hosts_in_order):
@@ -130,8 +136,15 @@ def live_migrate(tracker, server_id, hosts_in_order):
         tracker.cloud.action(server_id, {'os-migrateLive': {
             'host': host.name, 'block_migration': 'auto'}}, admin=True)
         tracker.cloud.wait_server(server_id, host=host.name)
-        attachment_checks.check_views(tracker, [server_id])
+        tracker.placed(server_id, host.name)
+        attachment_checks.check_views(tracker, [server_id], KEPT)
     return f'{" -> ".join(host.name for host in hosts_in_order)}'
+
+
+# The guests run throughout: from phase 2 on, each check claims the boot
+# id its guest had at the last check (a guest not checked before is not
+# claimed).
+KEPT = 'kept'
 
 
 # 1
@@ -141,22 +154,18 @@ def pristine(upgrade):
     check(set(versions.values()) == {databases.PRISTINE_SERVICE_VERSION},
           f'nova-compute service versions {versions}, not '
           f'{databases.PRISTINE_SERVICE_VERSION}')
-    server_a, root_a, region_a = boot(tracker, 'boot-a', HOST_A.name)
-    server_b, root_b, region_b = boot(tracker, 'boot-b', HOST_B.name)
+    server_a = boot(tracker, 'boot-a', HOST_A.name)
+    server_b = boot(tracker, 'boot-b', HOST_B.name)
     tracker.servers = [server_a, server_b]
-    for server_id, root, region in ((server_a, root_a, region_a),
-                                    (server_b, root_b, region_b)):
-        tracker.expect(server_id, root, 'rw', region)
-        tracker.ledger.requested[server_id, root] = None
     shared = tracker.new_volume('shared')
     for server_id in tracker.servers:
         attach_pre_series(tracker, server_id, shared)
     plain = tracker.new_volume('plain', multiattach=False)
     attach_pre_series(tracker, server_a, plain)
-    upgrade.shelved, root, region = boot(tracker, 'shelved')
-    upgrade.shelved_root = (root, region)
+    upgrade.shelved = boot(tracker, 'shelved')
     tracker.cloud.action(upgrade.shelved, {'shelve': None})
     tracker.cloud.wait_server(upgrade.shelved, ('SHELVED_OFFLOADED',))
+    tracker.ledger.offload(upgrade.shelved, NO_MODE)
     detail = attachment_checks.check_views(tracker)
     upgrade.before_upgrade = disks(tracker)
     return (f'Nova 34.0.0 and Cinder 29.0.0 everywhere (computes at '
@@ -212,7 +221,7 @@ def upgrade_control(upgrade):
     for key, requested in tracker.ledger.requested.items():
         if requested is None:
             tracker.ledger.requested[key] = 'rw'
-    detail = attachment_checks.check_views(tracker)
+    detail = attachment_checks.check_views(tracker, guest_restart=KEPT)
     return (f'control plane and {HOST_A.name} on the series, '
             f'{HOST_B.name} on 34.0.0 (service versions {versions}); '
             f'db sync on {rows} block device mappings in '
@@ -243,13 +252,12 @@ def mixed(upgrade):
     unchanged(tracker, before, name)
     for server_id in tracker.servers:
         tracker.attach(server_id, spare, 'rw')
-    attachment_checks.check_views(tracker)
-    root, region = upgrade.shelved_root
+    attachment_checks.check_views(tracker, guest_restart=KEPT)
     cloud.action(upgrade.shelved, {'unshelve': {'host': HOST_B.name}},
                  admin=True)
     cloud.wait_server(upgrade.shelved, host=HOST_B.name)
+    tracker.placed(upgrade.shelved, HOST_B.name)
     tracker.servers.append(upgrade.shelved)
-    tracker.expect(upgrade.shelved, root, 'rw', region)
     attachment_checks.check_views(tracker, [upgrade.shelved])
     path = live_migrate(tracker, server_a, (HOST_B, HOST_A))
     return (f'{", ".join(results)}; rw attach on both hosts; the '
@@ -274,7 +282,7 @@ def upgrade_host_b(upgrade):
     read_only = tracker.new_volume('read-only')
     for server_id in (server_a, server_b):
         tracker.attach(server_id, read_only, 'ro')
-    attachment_checks.check_views(tracker)
+    attachment_checks.check_views(tracker, guest_restart=KEPT)
     path = live_migrate(tracker, server_a, (HOST_B, HOST_A))
     return (f'{HOST_B.name} on the series (service versions {versions}); '
             f'ro attach on both hosts; the server with an ro attachment '
@@ -288,7 +296,12 @@ def rollback(upgrade):
     listed = {database: databases.query(database, databases.READ_ONLY_BDMS)
               for database in databases.CELL_DATABASES}
     tracker.report.database['read-only before rollback'] = listed
-    for server_id, volume_id in listed['mae_nova']:
+    made = sorted(key for key, requested in tracker.ledger.requested.items()
+                  if requested == 'ro')
+    found = sorted(tuple(row) for rows in listed.values() for row in rows)
+    check(found == made, f'the read-only attachments in the databases '
+          f'{found}, not the ones the upgrade made {made}')
+    for server_id, volume_id in made:
         tracker.detach(server_id, volume_id)
     left = databases.query('mae_nova', databases.READ_ONLY_BDMS)
     check(not left, f'read-only attachments left: {left}')
@@ -300,6 +313,7 @@ def rollback(upgrade):
                             databases.REQUEST_SPEC_VERSIONS)
     for database in databases.CELL_DATABASES:
         databases.query(database, databases.ROLLBACK_SQL)
+        databases.query(database, databases.FORGET_CONTROL_VERSIONS)
     databases.query(databases.API_DATABASE, databases.API_ROLLBACK_SQL)
     tracker.report.database['rollback'] = {
         'request spec versions before': saved,
@@ -310,8 +324,6 @@ def rollback(upgrade):
     databases.sync_databases()
     start_services([service.name for service in nova_services], cloud.admin)
     cloud.microversion = OLD
-    versions = databases.compute_versions({
-        host.name: databases.PRISTINE_SERVICE_VERSION for host in hosts.HOSTS})
     wait_computes_up(cloud)
     for key in tracker.ledger.requested:
         tracker.ledger.requested[key] = None
@@ -319,12 +331,14 @@ def rollback(upgrade):
         server = cloud.server(server_id)
         check(server['status'] == 'ACTIVE',
               f'{server_id} is {server["status"]}')
-    detail = attachment_checks.check_views(tracker)
+    detail = attachment_checks.check_views(tracker, guest_restart=KEPT)
     path = live_migrate(tracker, tracker.servers[0], (HOST_B, HOST_A))
-    return (f'{sum(map(len, listed.values()))} read-only attachments '
-            'listed and detached, the SQL run in each cell database, '
-            f'34.0.0 everywhere (service versions {versions}), db sync '
-            f'clean; {detail}; live-migrated {path} on 34.0.0')
+    return (f'the {len(made)} read-only attachments the upgrade made, as '
+            'the databases listed them, detached; the SQL run in each '
+            'cell database; 34.0.0 everywhere (each service\'s release '
+            'read from its process, or from the service version it wrote '
+            'again after the SQL), db sync clean; '
+            f'{detail}; live-migrated {path} on 34.0.0')
 
 
 PHASES = [

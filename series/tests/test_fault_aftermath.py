@@ -14,6 +14,7 @@ from series.cloud.client import Failed
 from series.cloud import fault_aftermath
 from series.cloud import hosts
 from series.cloud.tracker import Tracker
+from series import config
 
 
 class AttachmentsCloud:
@@ -178,10 +179,10 @@ class GuestsTextTest(unittest.TestCase):
 
 class GuestViewsTest(unittest.TestCase):
 
-    def test_a_running_guest_is_checked_whatever_its_status(self):
-        servers = {'active': ('ACTIVE', 'running'),
-                   'error': ('ERROR', 'running'),
-                   'failed': ('ERROR', '')}
+    def views(self, servers, returncode=0, stderr=''):
+        """guest_views() of servers {id: (status, domstate or '' for no
+        host)}, with check_views() mocked: (guests, check_views).
+        """
         cloud = mock.Mock()
         cloud.server.side_effect = lambda server_id: {
             'status': servers[server_id][0],
@@ -191,18 +192,48 @@ class GuestViewsTest(unittest.TestCase):
 
         def virsh(host, command, domain, check=True):
             return subprocess.CompletedProcess(
-                command, 0, stdout=servers[domain.split('-')[1]][1] + '\n')
-        made = Tracker(cloud)
+                command, returncode, stderr=stderr,
+                stdout=servers[domain.split('-')[1]][1] + '\n')
+        self.made = Tracker(cloud)
         with mock.patch.object(hosts, 'virsh', virsh), \
                 mock.patch.object(attachment_checks,
                                   'check_views') as check_views:
-            guests = fault_aftermath.guest_views(made, list(servers), 'kept')
+            guests = fault_aftermath.guest_views(self.made, list(servers),
+                                                 'kept')
+        return guests, check_views
+
+    def test_a_running_guest_is_checked_whatever_its_status(self):
+        guests, check_views = self.views({'active': ('ACTIVE', 'running'),
+                                          'error': ('ERROR', 'running'),
+                                          'failed': ('ERROR', '')})
         self.assertEqual(['active', 'error'], guests['checked'])
         self.assertEqual({'failed': 'ERROR, domain none'},
                          guests['no guest'])
-        check_views.assert_called_once_with(made, ['active', 'error'],
+        check_views.assert_called_once_with(self.made, ['active', 'error'],
                                             'kept')
         self.assertEqual([], guests['wrong'])
+
+    def test_an_active_server_whose_guest_is_not_running_is_wrong(self):
+        guests, _ = self.views({'paused': ('ACTIVE', 'paused'),
+                                'off': ('ACTIVE', 'shut off'),
+                                'stopped': ('SHUTOFF', 'shut off')})
+        self.assertEqual(['paused is ACTIVE, its guest paused',
+                          'off is ACTIVE, its guest shut off'],
+                         guests['wrong'])
+        self.assertEqual({'stopped': 'SHUTOFF, domain shut off'},
+                         guests['no guest'])
+
+    def test_an_active_server_without_a_domain_is_wrong(self):
+        guests, _ = self.views(
+            {'gone': ('ACTIVE', 'x')}, returncode=1,
+            stderr="error: failed to get domain 'instance-gone'")
+        self.assertEqual(['gone is ACTIVE, its guest none'], guests['wrong'])
+
+    def test_a_libvirtd_that_cannot_tell_is_an_error(self):
+        with self.assertRaisesRegex(config.SeriesError,
+                                    'domstate instance-a failed'):
+            self.views({'a': ('ERROR', 'x')}, returncode=1,
+                       stderr='error: failed to connect to the hypervisor')
 
     def test_a_wrong_disk_is_kept_for_the_faults_entry(self):
         cloud = mock.Mock()
@@ -363,6 +394,17 @@ class RecordTest(unittest.TestCase):
         self.recorded(made)
         self.assertEqual('ACTIVE', made.report.faults[0]['left']['servers'][
             'server']['status'])
+
+    def test_a_ledger_disagreeing_with_the_cloud_fails_once_recorded(self):
+        made = Tracker(StateCloud())
+        with self.assertRaisesRegex(Failed, 'the ledger: Nova has no '
+                                    'attachment of v to server'):
+            fault_aftermath.record(
+                made, 'fault', 'injected', ['server'], ['volume'], 0,
+                self.AFTERMATH, {'checked': [], 'no guest': {}},
+                ledger=['Nova has no attachment of v to server'])
+        self.assertEqual(['Nova has no attachment of v to server'],
+                         self.recorded(made)['ledger'])
 
     def test_a_problem_left_fails_once_recorded(self):
         made = Tracker(StateCloud(status='ERROR'))

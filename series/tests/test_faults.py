@@ -194,6 +194,69 @@ class RabbitMQRestartedTest(unittest.TestCase):
         aftermath.Aftermath.assert_not_called()
 
 
+class CinderVolumeKilledTest(unittest.TestCase):
+
+    def test_the_ledger_is_compared_before_its_servers_are_deleted(self):
+        made = Tracker(mock.Mock())
+        made.new_volume = mock.Mock(return_value='root')
+        made.cloud.reserved.return_value = ['f1', 'f2']
+        order = mock.Mock()
+        with mock.patch.object(faults, 'kill', return_value=42), \
+                mock.patch.object(faults.time, 'sleep'), \
+                mock.patch.object(made, 'slot_region'), \
+                mock.patch.object(services, 'start'), \
+                mock.patch.object(faults, 'expect_holders'), \
+                mock.patch.object(faults.steps, 'ledger_problems',
+                                  order.ledger_problems), \
+                mock.patch.object(faults, 'remove', order.remove), \
+                mock.patch.object(faults, 'fault_aftermath') as aftermath:
+            order.ledger_problems.return_value = ['f1 dropped']
+            aftermath.record.return_value = {'left': {'servers': {
+                server: {'status': 'ACTIVE'} for server in ('f1', 'f2')}},
+                'seconds': 1}
+            faults.cinder_volume_killed(made)
+        self.assertEqual(['f1 dropped'],
+                         aftermath.record.call_args.kwargs['ledger'])
+        self.assertEqual(['ledger_problems', 'remove'],
+                         [call[0] for call in order.mock_calls])
+
+
+class NovaComputeKilledTest(unittest.TestCase):
+    """Fault (b) counts only when nova-compute's attach event is still
+    unfinished once the killed process can no longer finish it.
+    """
+
+    def killed(self, after_kill):
+        made = Tracker(mock.Mock())
+        made.servers = ['s0', 's1', 's2']
+        made.new_volume = mock.Mock(return_value='v')
+        made.cloud.host_of.return_value = hosts.HOSTS[0].name
+        reached = ('attach_volume: compute_attach_volume None', 'x')
+        with mock.patch.object(faults, 'kill', return_value=42), \
+                mock.patch.object(faults.time, 'sleep'), \
+                mock.patch.object(made, 'slot_region'), \
+                mock.patch.object(services, 'start') as start, \
+                mock.patch.object(faults, 'fault_aftermath') as aftermath:
+            aftermath.latest_action.side_effect = [reached, after_kill]
+            aftermath.Aftermath.return_value.facts = {
+                'volumes': {'v': {'attachments': []}}}
+            try:
+                faults.nova_compute_killed(made)
+            finally:
+                start.assert_called_once()
+        return aftermath.record.call_args
+
+    def test_an_attach_cut_off_by_the_kill(self):
+        recorded = self.killed(('attach_volume: compute_attach_volume None',
+                                'compute_attach_volume'))
+        self.assertIs(True, recorded.kwargs['attach_interrupted'])
+
+    def test_an_attach_finished_before_the_kill_fails(self):
+        with self.assertRaisesRegex(client.Failed, 'not under way'):
+            self.killed(('attach_volume: compute_attach_volume Success',
+                         ''))
+
+
 class HeldLiveMigrationTest(unittest.TestCase):
     """A live migration that ends before it is slowed down: one that
     completed is tried again the other way, one that failed fails.

@@ -78,7 +78,7 @@ class CompareTest(unittest.TestCase):
             seen['cinder'][0].update(mode='rw', status='attaching', host=B)
         self.assertEqual(
             ['Cinder: the attachment of v to s1 records rw, not ro',
-             'Cinder: the attachment of v to s1 is attaching',
+             'Cinder: the attachment of v to s1 is attaching, not attached',
              f'Cinder: the attachment of v to s1 is attached on {B}, not '
              f'{A}'], self.problems(wrong))
 
@@ -115,7 +115,53 @@ class CompareTest(unittest.TestCase):
         self.assertEqual({'s1': A}, book.expected()['servers'])
         self.assertEqual(
             [{'server': 's1', 'volume': 'v', 'mode': 'ro', 'api_mode': 'ro',
-              'host': A}], book.expected()['attachments'])
+              'host': A, 'status': 'attached', 'record_mode': 'ro'}],
+            book.expected()['attachments'])
+
+
+def offloaded():
+    """s2 of made() shelved-offloaded: no host, no domain, its volume
+    kept by a reservation Cinder records without a mode.
+    """
+    book = made()
+    book.offload('s2', 'null')
+    seen = agreeing()
+    seen['servers']['s2'] = None
+    seen['domains'][B] = []
+    seen['cinder'][1].update(mode='null', status='reserved', host=None)
+    return book, seen
+
+
+class OffloadedTest(unittest.TestCase):
+
+    def test_a_shelved_offloaded_server_as_nova_and_cinder_keep_it(self):
+        book, seen = offloaded()
+        self.assertEqual([], ledger.compare(book.expected(), seen))
+
+    def test_its_volume_dropped_while_offloaded(self):
+        book, seen = offloaded()
+        del seen['nova'][1]
+        del seen['cinder'][1]
+        self.assertEqual(['Nova has no attachment of v to s2',
+                          'Cinder has no attachment of v to s2'],
+                         ledger.compare(book.expected(), seen))
+
+    def test_a_domain_or_an_attached_record_left_behind(self):
+        book, seen = offloaded()
+        seen['domains'][B] = ['s2']
+        seen['cinder'][1].update(mode='rw', status='attached', host=B)
+        self.assertEqual(
+            [f"the domain of s2 is on ['{B}'], not none",
+             'Cinder: the attachment of v to s2 records rw, not null',
+             'Cinder: the attachment of v to s2 is attached, not reserved',
+             f'Cinder: the attachment of v to s2 is attached on {B}, not '
+             'None'], ledger.compare(book.expected(), seen))
+
+    def test_placed_again_it_must_be_attached(self):
+        book, seen = offloaded()
+        book.place('s2', B)
+        self.assertIn('Cinder: the attachment of v to s2 is reserved, not '
+                      'attached', ledger.compare(book.expected(), seen))
 
 
 class DuplicatingCloud:

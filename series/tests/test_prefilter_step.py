@@ -193,5 +193,92 @@ class ProviderRefreshTest(unittest.TestCase):
                           ('reported', 'admin', True)], self.events)
 
 
+CAPABLE, INCAPABLE = 'mae-compute-a', 'mae-compute-b'
+
+
+class ChecksCloud:
+    """Nova as the scheduler leaves it without the trait on INCAPABLE:
+    each server created is where `hosts` says (None: ERROR with
+    `fault`), and a migration fails with `details`.
+    """
+
+    def __init__(self, hosts, fault='No valid host was found. ',
+                 details='No valid host was found. No valid host found '
+                 'for cold migrate', migrated_to=None):
+        self.hosts = list(hosts)
+        self.migrated_to = migrated_to
+        self.fault = fault
+        self.details = details
+        self.placed = {}
+
+    def create_servers(self, name, bdms, host=None):
+        return name
+
+    def reserved(self, name):
+        self.placed[name] = self.hosts.pop(0)
+        return [name]
+
+    def wait_server(self, server_id, statuses=('ACTIVE',)):
+        host = self.placed[server_id]
+        if host is None:
+            return {'status': 'ERROR', 'fault': {'message': self.fault}}
+        return {'status': 'ACTIVE', 'OS-EXT-SRV-ATTR:host': host}
+
+    def action(self, server_id, body, admin=False):
+        if self.migrated_to:
+            self.placed[server_id] = self.migrated_to
+
+    def events(self, cloud, server_id):
+        return {}, [{'event': prefilter_step.MIGRATE_EVENT,
+                     'result': 'Error', 'details': self.details}]
+
+
+class PrefilterChecksTest(unittest.TestCase):
+    """Each verdict of the step fails when the cloud does otherwise."""
+
+    def checks(self, cloud):
+        with mock.patch.object(prefilter_step.fault_aftermath,
+                               'latest_events', cloud.events):
+            return prefilter_step.prefilter_checks(
+                cloud, 'root', CAPABLE, INCAPABLE, [])
+
+    def test_what_the_scheduler_does_without_the_trait(self):
+        detail = self.checks(ChecksCloud([None, CAPABLE]))
+        self.assertIn('No valid host found for cold migrate', detail)
+
+    def test_an_ro_server_asked_on_the_incapable_host_and_put_there(self):
+        with self.assertRaisesRegex(Failed, f'ro on {INCAPABLE}: ACTIVE'):
+            self.checks(ChecksCloud([INCAPABLE, CAPABLE]))
+
+    def test_a_refusal_for_another_cause(self):
+        with self.assertRaisesRegex(Failed, f'ro on {INCAPABLE}: ERROR'):
+            self.checks(ChecksCloud([None, CAPABLE], fault='Volume error'))
+
+    def test_an_ro_server_scheduled_to_the_incapable_host(self):
+        with self.assertRaisesRegex(Failed, f'ro server on {INCAPABLE}'):
+            self.checks(ChecksCloud([None, INCAPABLE]))
+
+    def test_a_migration_failed_for_another_cause(self):
+        with self.assertRaisesRegex(Failed, 'not for want of a host'):
+            self.checks(ChecksCloud([None, CAPABLE],
+                                    details='MessagingTimeout'))
+
+    def test_an_ro_server_migrated_anyway(self):
+        with self.assertRaisesRegex(Failed, f'ro server on {INCAPABLE} '
+                                    'after the migration'):
+            self.checks(ChecksCloud([None, CAPABLE], migrated_to=INCAPABLE))
+
+    def test_the_rw_control_runs_on_the_incapable_host(self):
+        self.assertEqual(
+            f'rw asked on {INCAPABLE} -> ACTIVE there',
+            prefilter_step.prefilter_takes_rw(ChecksCloud([INCAPABLE]),
+                                              'root', INCAPABLE, []))
+
+    def test_an_rw_control_that_did_not_land_there_fails(self):
+        with self.assertRaisesRegex(Failed, f'rw server on {CAPABLE}'):
+            prefilter_step.prefilter_takes_rw(ChecksCloud([CAPABLE]),
+                                              'root', INCAPABLE, [])
+
+
 if __name__ == '__main__':
     unittest.main()

@@ -122,18 +122,24 @@ class TempestTest(unittest.TestCase):
             status = statuses.get(name, 'success')
             if status:
                 results[prefix + 'test_x'] = status
+        for prefix in tempest.UPSTREAM_TESTS:
+            name = prefix.rstrip('.').split('.')[-1]
+            status = statuses.get(name, 'success')
+            if status:
+                test = prefix + ('test_x' if prefix.endswith('.') else '')
+                results[test + '[id-1]'] = status
         result = suites.SuiteResult('tempest', results=results)
         result.count()
         return tempest.series_tests_passed(result, job)
 
     def test_the_series_tests_passed(self):
         result = self.series_result({})
-        self.assertEqual((4, 0, ''), (result.passed, result.failed,
+        self.assertEqual((8, 0, ''), (result.passed, result.failed,
                                       result.error))
 
     def test_a_series_test_skipped_fails(self):
         result = self.series_result({'AttachVolumeModeGuestTest': 'skip'})
-        self.assertEqual((3, 1, 1), (result.passed, result.failed,
+        self.assertEqual((7, 1, 1), (result.passed, result.failed,
                                      result.skipped))
         self.assertIn('AttachVolumeModeGuestTest.test_x skip', result.error)
 
@@ -141,6 +147,17 @@ class TempestTest(unittest.TestCase):
         result = self.series_result({'AttachVolumeModeMultiCreateTest': None})
         self.assertEqual(1, result.failed)
         self.assertIn('AttachVolumeModeMultiCreateTest.* ran', result.error)
+
+    def test_an_upstream_test_skipped_or_absent_fails(self):
+        result = self.series_result({'AttachVolumeAsyncTestJSON': 'skip',
+                                     'test_boot_from_multiattach_volume':
+                                     None})
+        self.assertEqual(1, result.failed)
+        self.assertIn('the upstream test tempest.api.compute.volumes.'
+                      'test_attach_volume.AttachVolumeAsyncTestJSON.test_x'
+                      '[id-1] skip', result.error)
+        self.assertIn('AttachVolumeMultiAttachTest.test_boot_from_'
+                      'multiattach_volume* ran', result.error)
 
     def test_a_series_test_the_job_does_not_run_fails(self):
         job = dict(NOVA_NEXT, tempest_exclude_regex='AttachVolumeModeGuest')

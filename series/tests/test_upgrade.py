@@ -125,19 +125,26 @@ class RunningReleasesTest(unittest.TestCase):
         # Cinder writes no Nova service version: nothing to tell by.
         self.assertIsNone(running['cinder-volume']['runs'])
 
-    def run_phase(self, running):
+    def run_phase(self, running, seen=None):
+        """One phase whose ledger holds s1 on compute-a with v attached
+        ro; `seen` is what the cloud holds (the same, by default).
+        """
         upgrade_run = upgrade_phases.Upgrade(Tracker(mock.Mock(),
                                                      UpgradeReport()))
         upgrade_run.tracker.cloud.servers.return_value = []
         upgrade_run.tracker.ledger.place('s1', 'mae-compute-a')
+        upgrade_run.tracker.ledger.attach('s1', 'v', 'ro', 'ro')
         with mock.patch.object(upgrade, 'running_releases',
                                return_value=running), \
                 mock.patch.object(upgrade, 'versions', return_value={}), \
-                mock.patch.object(steps.ledger, 'observe') as observe:
+                mock.patch.object(releases, 'imported_from',
+                                  return_value=SERIES_IMPORTS), \
+                mock.patch.object(releases, 'release_of',
+                                  return_value=releases.SERIES), \
+                mock.patch.object(steps.ledger, 'observe',
+                                  return_value=seen or agreeing()):
             passed = upgrade.run_phase(upgrade_run, 1, 'a phase',
                                        lambda upgrade: 'done')
-        # The phases do not compare the ledger with the cloud.
-        observe.assert_not_called()
         return passed, upgrade_run.tracker.report
 
     def test_a_phase_fails_when_a_service_runs_another_release(self):
@@ -148,12 +155,64 @@ class RunningReleasesTest(unittest.TestCase):
         self.assertEqual(wrong, report.running['1'])
         self.assertEqual({'1': {}}, report.versions)
 
-    def test_a_phase_passes_on_its_parts_releases_unreconciled(self):
+    def test_a_phase_passes_on_its_parts_releases_and_its_ledger(self):
         right = {'nova-api': self.entry('control', 'series', 'series')}
         passed, report = self.run_phase(right)
         self.assertTrue(passed)
         self.assertEqual('done', report.steps[0]['detail'])
-        self.assertNotIn('expected', report.steps[0])
+        self.assertEqual(agreeing(), report.steps[0]['seen'])
+
+    def test_an_attachment_nova_dropped_fails_the_phase(self):
+        right = {'nova-api': self.entry('control', 'series', 'series')}
+        dropped = dict(agreeing(), nova=[])
+        passed, report = self.run_phase(right, dropped)
+        self.assertFalse(passed)
+        self.assertIn('Nova has no attachment of v to s1',
+                      report.steps[0]['detail'])
+
+
+SERIES_IMPORTS = {'nova': '/work/.work/trees/nova/nova',
+                  'cinder': '/work/.work/trees/cinder/cinder'}
+
+
+class ImportedTest(unittest.TestCase):
+
+    def problems(self, imported, release):
+        with mock.patch.object(releases, 'release_of', return_value=release):
+            return upgrade.imported_problems({'control': imported})
+
+    def test_each_part_imports_its_release(self):
+        pristine = {project: f'{releases.pristine_path()}/{project}'
+                    for project in releases.PROJECTS}
+        self.assertEqual([], self.problems(pristine, releases.PRISTINE))
+        self.assertEqual([], self.problems(SERIES_IMPORTS, releases.SERIES))
+
+    def test_a_part_importing_another_release_fails(self):
+        self.assertEqual(
+            ['control imports cinder from /work/.work/trees/cinder/cinder, '
+             'not its release pristine',
+             'control imports nova from /work/.work/trees/nova/nova, not '
+             'its release pristine'],
+            sorted(self.problems(SERIES_IMPORTS, releases.PRISTINE)))
+        pristine_nova = dict(SERIES_IMPORTS,
+                             nova=f'{releases.pristine_path()}/nova')
+        self.assertEqual([f'control imports nova from '
+                          f'{releases.pristine_path()}/nova, not its release '
+                          'series'],
+                         self.problems(pristine_nova, releases.SERIES))
+
+    def test_a_project_not_imported_fails(self):
+        self.assertEqual(['control does not import cinder'], self.problems(
+            {'nova': SERIES_IMPORTS['nova']}, releases.SERIES))
+
+
+def agreeing():
+    """What the cloud holds of run_phase()'s ledger."""
+    return {'servers': {'s1': 'mae-compute-a'},
+            'nova': [{'server': 's1', 'volume': 'v', 'api_mode': 'ro'}],
+            'cinder': [{'server': 's1', 'volume': 'v', 'mode': 'ro',
+                        'status': 'attached', 'host': 'mae-compute-a'}],
+            'domains': {'mae-compute-a': ['s1'], 'mae-compute-b': []}}
 
 
 if __name__ == '__main__':

@@ -16,6 +16,7 @@ from series.cloud import databases
 from series.cloud import releases
 from series.cloud import rest
 from series.cloud import services
+from series.cloud import tracker as tracker_module
 from series.cloud.tracker import Tracker
 from series.cloud.tracker import UpgradeReport
 from series.cloud import upgrade_phases
@@ -96,6 +97,10 @@ class PristineTest(PhaseTestCase):
     def test_computes_at_74_pass(self):
         detail = upgrade_phases.pristine(upgrade_phases.Upgrade(self.tracker))
         self.assertIn('views checked', detail)
+
+    def test_the_shelved_server_is_in_the_ledger_as_cinder_keeps_it(self):
+        upgrade_phases.pristine(upgrade_phases.Upgrade(self.tracker))
+        self.tracker.ledger.offload.assert_called_once_with('server', 'null')
 
     def test_a_compute_at_75_fails_before_a_server_boots(self):
         self.compute_versions.return_value = {'mae-compute-a': 74,
@@ -192,7 +197,6 @@ class MixedTest(PhaseTestCase):
         self.tracker.servers = ['server-a', 'server-b']
         self.upgrade = upgrade_phases.Upgrade(self.tracker)
         self.upgrade.shelved = 'shelved'
-        self.upgrade.shelved_root = ('shelved-root', 'region')
         refusal = reply(409, upgrade_phases.NOT_YET_UPGRADED)
         self.tracker.cloud.attach.return_value = refusal
         self.tracker.cloud.create_servers.return_value = refusal
@@ -223,6 +227,124 @@ class MixedTest(PhaseTestCase):
                 client.Failed, 'multi-create of 2 with an ro root: '
                 'expected 409 saying'):
             upgrade_phases.mixed(self.upgrade)
+
+
+def two_servers():
+    """A real Tracker of servers a (on compute-a) and b (on compute-b),
+    each with its root rw, over a mocked cloud.
+    """
+    tracker = Tracker(mock.Mock(), UpgradeReport())
+    tracker.servers = ['a', 'b']
+    for server_id, host in (('a', 'mae-compute-a'), ('b', 'mae-compute-b')):
+        tracker.ledger.place(server_id, host)
+        tracker.ledger.attach(server_id, f'{server_id}-root', 'rw', 'rw')
+    tracker.cloud.server.return_value = {'status': 'ACTIVE'}
+    return tracker
+
+
+class UpgradeHostBTest(PhaseTestCase):
+    """Phase 4: host B on the series, an ro attach on both hosts, checked
+    with the guests' boot ids kept, the ro server live-migrated.
+    """
+
+    def setUp(self):
+        self.check_views = self.patch(attachment_checks, 'check_views',
+                                      return_value='views checked')
+        self.patch(services, 'compute')
+        self.patch(releases, 'set_release')
+        self.patch(upgrade_phases, 'start_services')
+        self.patch(upgrade_phases, 'restart_services')
+        self.patch(upgrade_phases, 'wait_computes_up')
+        self.patch(databases, 'compute_versions')
+        self.tracker = two_servers()
+        self.tracker.new_volume = mock.Mock(return_value='ro-volume')
+        self.patch(self.tracker, 'slot_region')
+        self.patch(tracker_module.probes, 'slot_in_region')
+
+    def test_ro_on_both_hosts_checked_with_the_guests_kept(self):
+        upgrade_phases.upgrade_host_b(upgrade_phases.Upgrade(self.tracker))
+        self.assertEqual('ro', self.tracker.ledger.mode('a', 'ro-volume'))
+        self.assertEqual('ro', self.tracker.ledger.mode('b', 'ro-volume'))
+        self.assertEqual(
+            [upgrade_phases.KEPT] * 3,
+            [call.kwargs.get('guest_restart') or call.args[2]
+             for call in self.check_views.call_args_list])
+        # Live-migrated to B and back: placed where it went last.
+        self.assertEqual('mae-compute-a', self.tracker.ledger.hosts['a'])
+
+    def test_a_view_that_disagrees_fails_the_phase(self):
+        self.check_views.side_effect = client.Failed('qemu_ro=False')
+        with self.assertRaisesRegex(client.Failed, 'qemu_ro=False'):
+            upgrade_phases.upgrade_host_b(
+                upgrade_phases.Upgrade(self.tracker))
+
+
+class RollbackTest(PhaseTestCase):
+    """Phase 5: the read-only attachments the upgrade made detached, the
+    packagers' SQL, 34.0.0 everywhere.
+    """
+
+    def setUp(self):
+        self.tracker = two_servers()
+        for server_id in ('a', 'b'):
+            self.tracker.ledger.attach(server_id, 'ro-volume', 'ro', 'ro')
+            self.tracker.baseline[server_id, 'ro-volume'] = 'slot'
+        self.listed = {'mae_nova': [['a', 'ro-volume'], ['b', 'ro-volume']],
+                       'mae_nova_cell0': []}
+        self.queries = []
+        self.patch(databases, 'query', side_effect=self.query)
+        self.patch(attachment_checks, 'check_views',
+                   return_value='views checked')
+        self.stop_all = self.patch(services, 'stop_all')
+        self.patch(services, 'all_services', return_value=[])
+        self.patch(releases, 'set_release')
+        self.patch(databases, 'sync_databases')
+        self.patch(upgrade_phases, 'start_services')
+        self.patch(upgrade_phases, 'wait_computes_up')
+
+    def query(self, database, sql):
+        self.queries.append((database, sql))
+        if sql == databases.READ_ONLY_BDMS:
+            detached = [key for key in self.tracker.ledger.modes]
+            return [row for row in self.listed[database]
+                    if tuple(row) in detached]
+        return []
+
+    def test_the_read_only_attachments_made_are_detached(self):
+        detail = upgrade_phases.rollback(upgrade_phases.Upgrade(self.tracker))
+        self.assertIn('the 2 read-only attachments the upgrade made', detail)
+        self.assertEqual([mock.call('a', 'ro-volume'),
+                          mock.call('b', 'ro-volume')],
+                         self.tracker.cloud.detach.call_args_list)
+        self.assertEqual({('a', 'a-root'), ('b', 'b-root')},
+                         set(self.tracker.ledger.modes))
+
+    def test_a_read_only_row_the_upgrade_did_not_make_fails_first(self):
+        self.listed['mae_nova'].append(['c', 'ro-volume'])
+        self.tracker.ledger.attach('c', 'ro-volume', 'ro', 'ro')
+        del self.tracker.ledger.requested['c', 'ro-volume']
+        self.tracker.ledger.requested['c', 'ro-volume'] = 'rw'
+        with self.assertRaisesRegex(client.Failed, 'not the ones the '
+                                    'upgrade made'):
+            upgrade_phases.rollback(upgrade_phases.Upgrade(self.tracker))
+        self.tracker.cloud.detach.assert_not_called()
+        self.stop_all.assert_not_called()
+
+    def test_one_the_databases_do_not_list_fails_first(self):
+        self.listed['mae_nova'].pop()
+        with self.assertRaisesRegex(client.Failed, 'not the ones the '
+                                    'upgrade made'):
+            upgrade_phases.rollback(upgrade_phases.Upgrade(self.tracker))
+        self.tracker.cloud.detach.assert_not_called()
+
+    def test_the_control_versions_are_cleared_after_the_rollback_sql(self):
+        upgrade_phases.rollback(upgrade_phases.Upgrade(self.tracker))
+        for database in databases.CELL_DATABASES:
+            statements = [sql for name, sql in self.queries
+                          if name == database]
+            self.assertLess(
+                statements.index(databases.ROLLBACK_SQL),
+                statements.index(databases.FORGET_CONTROL_VERSIONS))
 
 
 if __name__ == '__main__':
