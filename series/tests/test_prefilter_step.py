@@ -255,7 +255,7 @@ class PrefilterChecksTest(unittest.TestCase):
             self.checks(ChecksCloud([None, CAPABLE], fault='Volume error'))
 
     def test_an_ro_server_scheduled_to_the_incapable_host(self):
-        with self.assertRaisesRegex(Failed, f'ro server on {INCAPABLE}'):
+        with self.assertRaisesRegex(Failed, f'^ro server on {INCAPABLE}$'):
             self.checks(ChecksCloud([None, INCAPABLE]))
 
     def test_a_migration_failed_for_another_cause(self):

@@ -262,15 +262,19 @@ class UpgradeHostBTest(PhaseTestCase):
         self.patch(tracker_module.probes, 'slot_in_region')
 
     def test_ro_on_both_hosts_checked_with_the_guests_kept(self):
+        # Where the ledger has server a at each check.
+        placed = []
+        self.check_views.side_effect = lambda *args, **kwargs: placed.append(
+            self.tracker.ledger.hosts['a'])
         upgrade_phases.upgrade_host_b(upgrade_phases.Upgrade(self.tracker))
+        self.assertEqual(['mae-compute-a', 'mae-compute-b', 'mae-compute-a'],
+                         placed)
         self.assertEqual('ro', self.tracker.ledger.mode('a', 'ro-volume'))
         self.assertEqual('ro', self.tracker.ledger.mode('b', 'ro-volume'))
         self.assertEqual(
             [upgrade_phases.KEPT] * 3,
             [call.kwargs.get('guest_restart') or call.args[2]
              for call in self.check_views.call_args_list])
-        # Live-migrated to B and back: placed where it went last.
-        self.assertEqual('mae-compute-a', self.tracker.ledger.hosts['a'])
 
     def test_a_view_that_disagrees_fails_the_phase(self):
         self.check_views.side_effect = client.Failed('qemu_ro=False')
