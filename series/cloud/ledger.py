@@ -30,6 +30,9 @@ class Ledger:
         # server -> the mode Cinder records for the reservations that keep
         # its volumes while it is shelved-offloaded.
         self.offloaded = {}
+        # (server, volume) -> the mode Cinder records of the attachment
+        # where it is not the mode of the guest's disk.
+        self.recorded = {}
 
     def attach(self, server_id, volume_id, mode, requested):
         self.modes[server_id, volume_id] = mode
@@ -38,6 +41,17 @@ class Ledger:
     def detach(self, server_id, volume_id):
         del self.modes[server_id, volume_id]
         del self.requested[server_id, volume_id]
+        self.recorded.pop((server_id, volume_id), None)
+
+    def records(self, server_id, record_mode):
+        """Cinder records each attachment of the server as `record_mode`
+        (None: as the mode of its disk).
+        """
+        for key in [key for key in self.modes if key[0] == server_id]:
+            if record_mode is None:
+                self.recorded.pop(key, None)
+            else:
+                self.recorded[key] = record_mode
 
     def place(self, server_id, host_name):
         self.hosts[server_id] = host_name
@@ -69,18 +83,21 @@ class Ledger:
                      'mode': mode,
                      'api_mode': self.requested[server_id, volume_id],
                      'host': self.hosts.get(server_id),
-                     **self.record(server_id, mode)}
+                     **self.record(server_id, volume_id, mode)}
                     for (server_id, volume_id), mode in sorted(
                         self.modes.items())]}
 
-    def record(self, server_id, mode):
+    def record(self, server_id, volume_id, mode):
         """What Cinder's attachment record of the server's volume must
-        say: attached in the guest's mode, or reserved while offloaded.
+        say: attached in the guest's mode (or the one it records), or
+        reserved while offloaded.
         """
         if server_id in self.offloaded:
             return {'status': 'reserved',
                     'record_mode': self.offloaded[server_id]}
-        return {'status': 'attached', 'record_mode': mode}
+        return {'status': 'attached',
+                'record_mode': self.recorded.get((server_id, volume_id),
+                                                 mode)}
 
 
 def observe(cloud, server_ids, volume_ids):

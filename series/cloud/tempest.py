@@ -1,7 +1,8 @@
 """The scenario's step of upstream tempest (our series applied) against
 the real cloud: the series' own tests (attach modes read back, the
 guest's read-only disk seen from inside over SSH, a multi-create from
-one read-only multiattach volume, an attach at 2.101), and the upstream
+one read-only multiattach volume with each guest's root disk seen
+read-only over SSH, an attach at 2.101), and the upstream
 tests of what the series changes that no step of the scenario does: the
 multiattach attachments listed and a server booted from a multiattach
 volume, and the refusal of a second server for a volume without

@@ -137,8 +137,21 @@ def live_migrate(tracker, server_id, hosts_in_order):
             'host': host.name, 'block_migration': 'auto'}}, admin=True)
         tracker.cloud.wait_server(server_id, host=host.name)
         tracker.placed(server_id, host.name)
+        tracker.ledger.records(server_id, migrated_record_mode())
         attachment_checks.check_views(tracker, [server_id], KEPT)
     return f'{" -> ".join(host.name for host in hosts_in_order)}'
+
+
+def migrated_record_mode():
+    """The mode Cinder records of the attachments a live migration makes
+    on its destination, where it is not the guest's: Cinder 29.0.0's
+    attachment_create with a connector saves the mode it was given (none
+    from Nova 34.0.0: 'null') over the one its volume service recorded
+    from the connector (LP #1741476, which Cinder's series fixes).
+    """
+    if releases.release_of(releases.CONTROL) == releases.PRISTINE:
+        return NO_MODE
+    return None
 
 
 # The guests run throughout: from phase 2 on, each check claims the boot

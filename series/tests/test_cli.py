@@ -1,5 +1,5 @@
 """Tests of series.cli: the parser and the dispatch to one function per
-verb.
+verb; and of series.cloud.cli, the dispatch of `cloud`'s actions.
 """
 
 import contextlib
@@ -8,6 +8,7 @@ import unittest
 from unittest import mock
 
 from series import cli
+from series.cloud import cli as cloud_cli
 
 
 class BuildParserTest(unittest.TestCase):
@@ -63,3 +64,27 @@ class MainTest(unittest.TestCase):
     def test_an_unknown_project_exits_2(self):
         with contextlib.redirect_stderr(io.StringIO()):
             self.assertEqual(2, cli.main(['export', 'glance']))
+
+
+class CloudCliTest(unittest.TestCase):
+    """`cloud ACTION` runs its function; scenario, upgrade and status give
+    the exit status their function returns, up and down 0 (they raise on
+    failure).
+    """
+
+    def test_each_action_runs_its_function(self):
+        with mock.patch.object(cloud_cli.deploy, 'up') as up, \
+                mock.patch.object(cloud_cli.deploy, 'down') as down, \
+                mock.patch.object(cloud_cli.deploy, 'status'), \
+                mock.patch.object(cloud_cli.deploy, 'print_status',
+                                  return_value=3), \
+                mock.patch.object(cloud_cli.scenario, 'main',
+                                  return_value=1), \
+                mock.patch.object(cloud_cli.upgrade, 'main',
+                                  return_value=0):
+            self.assertEqual(
+                [0, 0, 3, 1, 0],
+                [cloud_cli.main(action) for action in
+                 ('up', 'down', 'status', 'scenario', 'upgrade')])
+        up.assert_called_once_with()
+        down.assert_called_once_with()

@@ -78,3 +78,40 @@ class WaitServerTest(base.RootTestCase):
         with self.assertRaisesRegex(config.SeriesError,
                                     f'server {SERVER} ACTIVE: still not'):
             cloud.wait_server(SERVER, timeout=0)
+
+
+class ComputeLookupTest(base.RootTestCase):
+    """A host's compute node and compute service are found once, or the
+    lookup fails (never the first of several, never none).
+    """
+
+    def cloud(self, hypervisors, services):
+        def respond(method, path, body):
+            if '/os-hypervisors/detail' in path:
+                return 200, {'hypervisors': [
+                    {'id': f'rp-{n}', 'service': {'host': host}}
+                    for n, host in enumerate(hypervisors)]}
+            if '/os-services' in path:
+                return 200, {'services': [{'host': host, 'state': 'up'}
+                                          for host in services]}
+            return 404, {}
+        base.fake_services(self, respond)
+        return client.Cloud()
+
+    def test_the_one_compute_node_and_service_of_the_host(self):
+        cloud = self.cloud(['mae-compute-a', 'mae-compute-b'],
+                           ['mae-compute-a'])
+        self.assertEqual('rp-1', cloud.provider_of('mae-compute-b'))
+        self.assertEqual('up', cloud.compute_service('mae-compute-a')['state'])
+
+    def test_two_compute_nodes_on_the_host_fail(self):
+        cloud = self.cloud(['mae-compute-a', 'mae-compute-a'], [])
+        with self.assertRaisesRegex(client.Failed,
+                                    '2 compute nodes on mae-compute-a'):
+            cloud.provider_of('mae-compute-a')
+
+    def test_two_compute_services_on_the_host_fail(self):
+        cloud = self.cloud([], ['mae-compute-a', 'mae-compute-a'])
+        with self.assertRaisesRegex(client.Failed,
+                                    '2 compute services on mae-compute-a'):
+            cloud.compute_service('mae-compute-a')

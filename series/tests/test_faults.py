@@ -167,6 +167,21 @@ class FaultConfirmedTest(unittest.TestCase):
 
 class RabbitMQRestartedTest(unittest.TestCase):
 
+    def test_a_migration_over_before_the_restart_fails_first(self):
+        made = Tracker(mock.Mock())
+        made.servers = ['s0', 's1', 's2', 's3']
+        source, destination = (host.name for host in hosts.HOSTS)
+        with mock.patch.object(faults, 'held_live_migration', return_value=(
+                source, destination, 'instance-3')), \
+                mock.patch.object(faults, 'migration_status',
+                                  return_value='completed'), \
+                mock.patch.object(faults, 'log_size', return_value=0), \
+                mock.patch.object(faults, 'restart_rabbitmq') as restart:
+            with self.assertRaisesRegex(client.Failed, 'the live migration '
+                                        'was completed before RabbitMQ'):
+                faults.rabbitmq_restarted(made)
+        restart.assert_not_called()
+
     def test_a_connection_that_outlived_the_restart_fails_the_fault(self):
         made = Tracker(mock.Mock())
         made.servers = ['s0', 's1', 's2', 's3']

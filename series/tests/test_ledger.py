@@ -157,6 +157,16 @@ class OffloadedTest(unittest.TestCase):
              f'Cinder: the attachment of v to s2 is attached on {B}, not '
              'None'], ledger.compare(book.expected(), seen))
 
+    def test_a_mode_cinder_records_other_than_the_disks(self):
+        book, seen = made(), agreeing()
+        book.records('s2', 'null')
+        self.assertEqual(['Cinder: the attachment of v to s2 records rw, not '
+                          'null'], ledger.compare(book.expected(), seen))
+        seen['cinder'][1]['mode'] = 'null'
+        self.assertEqual([], ledger.compare(book.expected(), seen))
+        book.records('s2', None)
+        self.assertEqual({}, book.recorded)
+
     def test_placed_again_it_must_be_attached(self):
         book, seen = offloaded()
         book.place('s2', B)

@@ -181,6 +181,23 @@ class UpgradeControlTest(PhaseTestCase):
                                     'the alembic head stayed before'):
             upgrade_phases.upgrade_control(self.upgrade)
 
+    def test_a_server_no_longer_active_fails(self):
+        self.tracker.servers = ['s1']
+        self.tracker.cloud.servers.return_value = [{'id': 's1',
+                                                    'status': 'ERROR'}]
+        with self.assertRaisesRegex(client.Failed, 's1 is ERROR'):
+            upgrade_phases.upgrade_control(self.upgrade)
+
+    def test_disks_changed_by_the_upgrade_fail(self):
+        self.tracker.servers = ['s1']
+        self.tracker.cloud.servers.return_value = [{'id': 's1',
+                                                    'status': 'ACTIVE'}]
+        self.tracker.cloud.attachments.return_value = [
+            {'volumeId': 'v', 'device': '/dev/vdc'}]
+        self.upgrade.before_upgrade = {'s1': [('v', '/dev/vdb')]}
+        with self.assertRaisesRegex(client.Failed, 'the disks changed'):
+            upgrade_phases.upgrade_control(self.upgrade)
+
     def test_an_existing_row_with_a_mode_fails(self):
         self.modes = [[None], ['rw']]
         with self.assertRaisesRegex(client.Failed,
@@ -256,6 +273,7 @@ class UpgradeHostBTest(PhaseTestCase):
         self.patch(upgrade_phases, 'restart_services')
         self.patch(upgrade_phases, 'wait_computes_up')
         self.patch(databases, 'compute_versions')
+        self.patch(releases, 'release_of', return_value=releases.SERIES)
         self.tracker = two_servers()
         self.tracker.new_volume = mock.Mock(return_value='ro-volume')
         self.patch(self.tracker, 'slot_region')
@@ -269,6 +287,8 @@ class UpgradeHostBTest(PhaseTestCase):
         upgrade_phases.upgrade_host_b(upgrade_phases.Upgrade(self.tracker))
         self.assertEqual(['mae-compute-a', 'mae-compute-b', 'mae-compute-a'],
                          placed)
+        # Cinder's series records the mode of the migrated attachments.
+        self.assertEqual({}, self.tracker.ledger.recorded)
         self.assertEqual('ro', self.tracker.ledger.mode('a', 'ro-volume'))
         self.assertEqual('ro', self.tracker.ledger.mode('b', 'ro-volume'))
         self.assertEqual(
@@ -296,6 +316,7 @@ class RollbackTest(PhaseTestCase):
         self.listed = {'mae_nova': [['a', 'ro-volume'], ['b', 'ro-volume']],
                        'mae_nova_cell0': []}
         self.queries = []
+        self.kept = set()
         self.patch(databases, 'query', side_effect=self.query)
         self.patch(attachment_checks, 'check_views',
                    return_value='views checked')
@@ -305,13 +326,15 @@ class RollbackTest(PhaseTestCase):
         self.patch(databases, 'sync_databases')
         self.patch(upgrade_phases, 'start_services')
         self.patch(upgrade_phases, 'wait_computes_up')
+        self.patch(releases, 'release_of', return_value=releases.PRISTINE)
 
     def query(self, database, sql):
         self.queries.append((database, sql))
         if sql == databases.READ_ONLY_BDMS:
-            detached = [key for key in self.tracker.ledger.modes]
+            # A detach removes the row, unless Nova kept it.
+            attached = set(self.tracker.ledger.modes) | self.kept
             return [row for row in self.listed[database]
-                    if tuple(row) in detached]
+                    if tuple(row) in attached]
         return []
 
     def test_the_read_only_attachments_made_are_detached(self):
@@ -322,6 +345,9 @@ class RollbackTest(PhaseTestCase):
                          self.tracker.cloud.detach.call_args_list)
         self.assertEqual({('a', 'a-root'), ('b', 'b-root')},
                          set(self.tracker.ledger.modes))
+        # Live-migrated on 34.0.0 and 29.0.0: Cinder records no mode.
+        self.assertEqual({('a', 'a-root'): 'null'},
+                         self.tracker.ledger.recorded)
 
     def test_a_read_only_row_the_upgrade_did_not_make_fails_first(self):
         self.listed['mae_nova'].append(['c', 'ro-volume'])
@@ -340,6 +366,18 @@ class RollbackTest(PhaseTestCase):
                                     'upgrade made'):
             upgrade_phases.rollback(upgrade_phases.Upgrade(self.tracker))
         self.tracker.cloud.detach.assert_not_called()
+
+    def test_a_read_only_row_left_after_the_detach_fails(self):
+        self.kept = {('a', 'ro-volume')}
+        with self.assertRaisesRegex(client.Failed, r"read-only attachments "
+                                    r"left: \[\['a', 'ro-volume'\]\]"):
+            upgrade_phases.rollback(upgrade_phases.Upgrade(self.tracker))
+        self.stop_all.assert_not_called()
+
+    def test_a_server_not_active_after_the_rollback_fails(self):
+        self.tracker.cloud.server.return_value = {'status': 'ERROR'}
+        with self.assertRaisesRegex(client.Failed, 'a is ERROR'):
+            upgrade_phases.rollback(upgrade_phases.Upgrade(self.tracker))
 
     def test_the_control_versions_are_cleared_after_the_rollback_sql(self):
         upgrade_phases.rollback(upgrade_phases.Upgrade(self.tracker))
