@@ -1,12 +1,16 @@
-"""Tests of series.cloud.attach_steps that need no cloud: step 11 takes
+"""Tests of series.cloud.attach_steps that need no cloud: step 1 needs
+every server created, attached once in Cinder and both hosts used; step 2
+finds its volume by name and needs the modes asked for; step 11 takes
 only the refusals it expects, each with nothing left behind; step 12
 holds each volume's whole RBD image against what may have written it.
 """
 
+import re
 import unittest
 from unittest import mock
 
 from series.cloud import attach_steps
+from series.cloud import attachment_checks
 from series.cloud.client import Failed
 from series.cloud import probes
 from series.cloud.rest import Response
@@ -27,6 +31,95 @@ REFUSALS = {
                         'read-only.'),
     'rebuild': (409, 'Cannot rebuild: the volume is attached read-only'),
 }
+
+
+A, B = 'mae-compute-a', 'mae-compute-b'
+SERVERS = ('s1', 's2', 's3', 's4')
+
+
+def multi_creating_cloud(created=SERVERS, attached=SERVERS,
+                         placed=(A, B, A, B)):
+    """Nova making the servers `created` from the root volume, each on
+    its host of `placed`, and Cinder listing an attachment of the root
+    for each server of `attached`.
+    """
+    cloud = mock.Mock()
+    cloud.reserved.return_value = list(created)
+    cloud.volume.return_value = {'attachments': [
+        {'server_id': server_id} for server_id in attached]}
+    cloud.servers.return_value = [
+        {'id': server_id, 'OS-EXT-SRV-ATTR:host': host}
+        for server_id, host in zip(created, placed)]
+    return cloud
+
+
+class MultiCreateTest(unittest.TestCase):
+
+    def multi_create(self, cloud):
+        made = Tracker(cloud)
+        made.new_volume = mock.Mock(return_value='v-root')
+        made.slot_region = mock.Mock()
+        made.expect = mock.Mock()
+        return attach_steps.multi_create(made)
+
+    def test_every_server_attached_once_on_both_hosts_passes(self):
+        self.assertIn(f"on both hosts ({{'{A}': 2, '{B}': 2}})",
+                      self.multi_create(multi_creating_cloud()))
+
+    def test_fewer_servers_than_asked_for_fails(self):
+        with self.assertRaisesRegex(Failed, '^3 servers of 4 created$'):
+            self.multi_create(multi_creating_cloud(created=SERVERS[:3],
+                                                   attached=SERVERS[:3]))
+
+    def test_a_server_without_its_root_attachment_in_cinder_fails(self):
+        with self.assertRaisesRegex(
+                Failed, '^Cinder lists 3 attachments of the root, not one '
+                'per server$'):
+            self.multi_create(multi_creating_cloud(attached=SERVERS[1:]))
+
+    def test_servers_all_on_one_host_fail(self):
+        with self.assertRaisesRegex(
+                Failed, f'^the 4 servers are all on {A}$'):
+            self.multi_create(multi_creating_cloud(placed=[A] * 4))
+
+
+class AttachModesTest(unittest.TestCase):
+
+    def attach_modes(self, named=('v-data',), modes=('rw', 'ro', 'ro')):
+        """Step 2 with the member's lookup by name finding the volumes
+        `named` and Nova showing the first three servers' `modes`.
+        """
+        made = Tracker(mock.Mock())
+        made.servers = list(SERVERS)
+        made.new_volume = mock.Mock(return_value='v-data')
+        made.attach = mock.Mock()
+        made.cloud.member.get.return_value = {
+            'volumes': [{'id': volume_id} for volume_id in named]}
+        made.cloud.attached.side_effect = (
+            lambda server_id, volume_id:
+            {'attach_mode': dict(zip(SERVERS, modes))[server_id]})
+        with mock.patch.object(attachment_checks, 'check_views',
+                               return_value='checked'):
+            detail = attach_steps.attach_modes(made)
+        self.assertEqual([mock.call('s1', 'v-data', 'rw'),
+                          mock.call('s2', 'v-data', 'ro'),
+                          mock.call('s3', 'v-data', 'ro')],
+                         made.attach.call_args_list)
+        return detail
+
+    def test_the_modes_asked_for_pass(self):
+        self.assertTrue(self.attach_modes().endswith('rw, ro, ro; checked'))
+
+    def test_a_lookup_by_name_finding_another_volume_too_fails(self):
+        with self.assertRaisesRegex(Failed, re.escape(
+                "the member looking mae-scenario-data up by name finds "
+                "['v-data', 'v-other']")):
+            self.attach_modes(named=('v-data', 'v-other'))
+
+    def test_nova_showing_other_modes_fails(self):
+        with self.assertRaisesRegex(Failed, re.escape(
+                "GET at 2.105 shows ['rw', 'rw', 'ro']")):
+            self.attach_modes(modes=('rw', 'rw', 'ro'))
 
 
 class RefusingCloud:

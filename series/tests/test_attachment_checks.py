@@ -135,10 +135,13 @@ class CheckViewsTest(unittest.TestCase):
     CONSOLES = {'s1': 'guest-bypass-missing tag=aaaaaaaa-5-vdb insmod: -1\n',
                 's2': ''}
 
-    def check_views(self, made, boots, guest_restart):
+    def check_views(self, made, boots, guest_restart, problems=None):
+        """check_views() of the servers of `boots` (their guests' boot
+        ids), with `problems` {server: [problem]} of their attachments.
+        """
         def recorded(tracker, server_id, in_guest):
             tracker.report.servers[server_id] = {'host': 'mae-compute-a'}
-            return []
+            return (problems or {}).get(server_id, [])
         reports = {server: {'vol-1': mock.Mock(boot=boot)}
                    for server, boot in boots.items()}
         with mock.patch.object(attachment_checks, 'fresh_reports',
@@ -169,6 +172,12 @@ class CheckViewsTest(unittest.TestCase):
             self.check_views(made, {'s1': 'aaaaaaaa'}, 'restarted')
         self.check_views(made, {'s1': 'cccccccc'}, 'restarted')
         self.assertEqual('cccccccc', made.boots['s1'])
+
+    def test_the_problems_of_each_server_s_attachments_fail(self):
+        with self.assertRaisesRegex(Failed, '^v1 wrong; v2 wrong$'):
+            self.check_views(self.tracker(),
+                             {'s1': 'aaaaaaaa', 's2': 'bbbbbbbb'}, None,
+                             {'s1': ['v1 wrong'], 's2': ['v2 wrong']})
 
 
 class RecordServerTest(unittest.TestCase):

@@ -1,9 +1,12 @@
 """Tests of series.cloud.move_steps that need no cloud: a volume made
 for a move is attached in its mode and checked with the guest running
-on; each move has its guest checked as restarted or kept; an evacuated
-host whose libvirtd does not answer fails the evacuation.
+on; each move has its guest checked as restarted or kept; a swap must
+move the volume to the other pool and leave it ro in Nova and Cinder; an
+evacuated host whose libvirtd does not answer, or that kept an evacuated
+server's domain, fails the evacuation.
 """
 
+import re
 import subprocess
 import unittest
 from unittest import mock
@@ -123,12 +126,21 @@ class SwapTest(unittest.TestCase):
     copy of its read-only disk.
     """
 
-    def swap(self, log_text):
+    def swap(self, log_text=PAUSED_LOG, pools=('pool-a', 'pool-b'),
+             mode='ro', records=(('s3', 'ro'),)):
+        """Step 7 with nova-compute logging `log_text`, the volume in
+        the first of `pools` before the swap and in the second after,
+        Nova showing it `mode` and Cinder's attachments `records`.
+        """
         made = moving_tracker()
+        made.cloud.attached.return_value = {'attach_mode': mode}
+        made.cloud.cinder_attachments.return_value = [
+            {'instance': server_id, 'attach_mode': record_mode}
+            for server_id, record_mode in records]
         with mock.patch.object(attachment_checks, 'check_views',
                                return_value='checked'), \
                 mock.patch.object(probes, 'pool_of',
-                                  side_effect=['pool-a', 'pool-b']), \
+                                  side_effect=list(pools)), \
                 mock.patch.object(move_steps, 'compute_log_size',
                                   return_value=7) as size, \
                 mock.patch.object(move_steps, 'compute_log_since',
@@ -153,11 +165,30 @@ class SwapTest(unittest.TestCase):
                         'did not pause s3 for the copy'):
                     self.swap(log_text)
 
+    def test_a_swap_that_left_the_volume_in_its_pool_fails(self):
+        with self.assertRaisesRegex(
+                Failed, '^the volume is still in the pool pool-a$'):
+            self.swap(pools=('pool-a', 'pool-a'))
+
+    def test_nova_showing_the_swapped_volume_rw_fails(self):
+        with self.assertRaisesRegex(Failed, '^after the swap Nova shows rw$'):
+            self.swap(mode='rw')
+
+    def test_cinder_without_one_ro_attachment_after_the_swap_fails(self):
+        for records in ((('s3', 'rw'),), (('s3', 'ro'), ('s3', 'ro')), ()):
+            with self.subTest(records):
+                with self.assertRaisesRegex(Failed, re.escape(
+                        "Cinder's attachments after the swap: "
+                        f"{list(records)}")):
+                    self.swap(records=records)
+
 
 class EvacuateTest(unittest.TestCase):
 
     def evacuate(self, virsh):
         made = moving_tracker()
+        # What check_views() records of the evacuated server.
+        made.report.servers['s1'] = {'host': B, 'domain': 'instance-1'}
         with mock.patch.object(attachment_checks, 'check_views',
                                return_value='checked') as check_views, \
                 mock.patch.object(services, 'compute'), \
@@ -175,6 +206,16 @@ class EvacuateTest(unittest.TestCase):
         self.assertIn(f'1 servers evacuated to {B}: checked', detail)
         check_views.assert_called_once_with(mock.ANY, ['s1'],
                                             guest_restart='restarted')
+
+    def test_another_server_s_domain_left_on_the_host_passes(self):
+        detail, _ = self.evacuate(virsh_listing('instance-9\n'))
+        self.assertIn('its stale domains removed', detail)
+
+    def test_an_evacuated_server_s_domain_left_on_the_host_fails(self):
+        with self.assertRaisesRegex(Failed, re.escape(
+                f"{A} kept the domains ['instance-1'] of the evacuated "
+                'servers after its nova-compute came back')):
+            self.evacuate(virsh_listing('instance-1\n'))
 
     def test_a_libvirtd_not_answering_at_the_power_loss_fails_first(self):
         # Its guests might still run: nothing may be evacuated.
