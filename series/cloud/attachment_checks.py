@@ -10,6 +10,7 @@ from series.cloud import hosts
 from series.cloud import probes
 from series.cloud import rest
 from series.cloud.tracker import SIZE_GIB
+from series import config
 
 GUEST_SECONDS = 240
 POLL_SECONDS = 2
@@ -128,8 +129,14 @@ def fresh_reports(tracker, server_ids):
             if wanted[server] <= set(latest):
                 found[server] = latest
         return len(found) == len(server_ids)
-    rest.wait(f'fresh guest reports of {len(server_ids)} servers', probe,
-              GUEST_SECONDS, interval=POLL_SECONDS)
+    try:
+        rest.wait(f'fresh guest reports of {len(server_ids)} servers',
+                  probe, GUEST_SECONDS, interval=POLL_SECONDS)
+    except config.SeriesError as error:
+        raise config.SeriesError('; '.join(
+            [str(error)] + [f'{server}: {guest.silence(cloud.console(server))}'
+                            for server in server_ids
+                            if server not in found])) from None
     return found
 
 

@@ -23,13 +23,14 @@ console one line per virtio disk:
   is the guest kernel's verdict, not QEMU's.
 * `bypass` is the errno (0: written) of a write of the next sector that
   does not pass the guest kernel's read-only check: a bio submitted by a
-  kernel module built for the guest's kernel (guest_write.c), which the
+  kernel module built for the guest's kernel (guest_write.c, loaded once
+  at boot and asked for each write through its parameter), which the
   block layer lets through with a warning. -5 (EIO) on a disk whose `ro`
   is 1 is QEMU refusing the write; 0 would be QEMU writing it. `none`
-  when the module logged no result (insmod failed before it ran): the
-  guest then prints `guest-bypass-missing tag=... ` with insmod's error,
-  and the round says nothing about that disk's bypass write (latest()
-  leaves it out).
+  when the module logged no result (it is not loaded, or refused the
+  request): the guest then prints `guest-bypass-missing tag=... ` with
+  insmod's and the request's errors, and the round says nothing about
+  that disk's bypass write (latest() leaves it out).
 
 Neither says whether the volume's data changed: the host checks that
 itself, in the volume's RBD image. So that it can, each guest writes only
@@ -80,6 +81,8 @@ PACKAGES = ('linux-image-amd64', 'linux-headers-<kernel version>',
             'dosfstools', 'gcc', 'make', 'dropbear-bin', 'util-linux')
 IMAGE_MIB = 48
 REPORT_SECONDS = 3
+# Where the guest asks guest_write.ko for a write (guest_write.c).
+BYPASS_PARAMETER = '/sys/module/guest_write/parameters/write'
 SERIAL_CHARS = 20
 SECTOR = 512
 # Each guest writes two sectors in the last SLOT_REGION sectors of a disk,
@@ -104,6 +107,7 @@ mount -t devtmpfs devtmpfs /dev
 for module in $(cat /modules/order); do
     insmod /modules/$module.ko 2>/dev/null
 done
+insmod /modules/guest_write.ko 2>/tmp/insmod
 # Nova's config drive, when the server has one: the SSH keys and the
 # address of the server's port, for tempest's SSH validation.
 mkdir -p /config
@@ -154,15 +158,14 @@ while true; do
             write="FAILED(${{error##*: }})"
         fi
         tag=$boot-$seq-$name
-        insmod /modules/guest_write.ko path=/dev/$name \\
-            sector=$((sector + 1)) marker="$mark,via=bio" tag=$tag \\
-            2>/tmp/insmod
+        echo "/dev/$name $((sector + 1)) $tag $mark,via=bio" \\
+            2>/tmp/bypass > {BYPASS_PARAMETER}
         bypass=$(dmesg | grep "guest-bypass tag=$tag " | tail -n 1)
         bypass=${{bypass##*result=}}
         if [ -z "$bypass" ]; then
             bypass=none
             echo "guest-bypass-missing tag=$tag" \\
-                 "$(head -c 160 /tmp/insmod | tr '\\n' ' ')"
+                 "$(cat /tmp/insmod /tmp/bypass | head -c 160 | tr '\\n' ' ')"
         fi
         echo "guest-disk boot=$boot seq=$seq $name serial=${{serial:--}}" \\
              "ro=$ro sector=$sector bypass=$bypass write=$write"
@@ -421,8 +424,8 @@ MISSING = re.compile(r'^guest-bypass-missing tag=(?P<tag>\S+) ?(?P<why>.*?)'
 
 
 def missing(console):
-    """{tag: insmod's error} of the rounds whose bypass write logged no
-    result (tag: boot-seq-disk).
+    """{tag: insmod's and the request's errors} of the rounds whose
+    bypass write logged no result (tag: boot-seq-disk).
     """
     return {found['tag']: found['why'] for found in MISSING.finditer(console)}
 
@@ -447,6 +450,39 @@ def latest(console, after=None):
             continue
         found[line.disk] = line
     return found
+
+
+# The first lines of a guest kernel's oops, panic or BUG report.
+KERNEL_FAULT = re.compile(
+    r'^\[\s*\d+\.\d+\] ((?:general protection fault|BUG: |Oops: |'
+    r'Kernel panic|RIP: 0010:)[^\r\n]*)', re.M)
+
+
+def kernel_faults(console):
+    """The guest kernel's lines that report a fault of its own (an oops,
+    a panic, a BUG), each once, in order.
+    """
+    return list(dict.fromkeys(found.group(1).strip()
+                              for found in KERNEL_FAULT.finditer(console)))
+
+
+def silence(console):
+    """Why a guest's console has no complete round to show: its last
+    round, its rounds without a bypass result (with the last error) and
+    the faults its kernel reported.
+    """
+    lines = reports(console)
+    parts = [f'last round boot={lines[-1].boot} seq={lines[-1].seq}'
+             if lines else 'no round printed']
+    errors = missing(console)
+    if errors:
+        last = errors[list(errors)[-1]]
+        parts.append(f'{len(errors)} bypass writes without a result '
+                     f'(last: {last or "no error printed"})')
+    faults = kernel_faults(console)
+    if faults:
+        parts.append(f'its kernel faulted: {"; ".join(faults[:3])}')
+    return ', '.join(parts)
 
 
 def slot_sector(instance_uuid, disk_bytes):

@@ -1,37 +1,39 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The real cloud's guest: one write to a disk that does not go through
- * the guest kernel's read-only check (series/cloud/guest.py builds it for the
+ * The real cloud's guest: writes to a disk that do not go through the
+ * guest kernel's read-only check (series/cloud/guest.py builds it for the
  * guest's kernel and puts it in the initramfs).
  *
  * A write(2) to a disk the kernel marks read-only fails in the kernel
  * (EPERM) and never reaches the hypervisor. A bio submitted here passes:
  * the block layer only warns ("Trying to write to read-only
  * block-device"). The hypervisor then either writes the sector or fails
- * the request (EIO). Each insmod is one attempt: the module prints
+ * the request (EIO).
+ *
+ * The guest loads the module once, at boot. Each write to its parameter
+ * (/sys/module/guest_write/parameters/write, "PATH SECTOR TAG MARKER")
+ * is one attempt: the module writes MARKER to SECTOR of PATH and prints
  *
  *     guest-bypass tag=TAG result=ERRNO
  *
- * (0 when the hypervisor wrote the sector) and its init fails, so it is
- * never left loaded.
+ * (0 when the hypervisor wrote the sector). The module is not loaded
+ * and unloaded for each attempt: the guest kernel's path for a module
+ * whose init fails oopsed once in ftrace_release_mod.
  */
 
 #include <linux/bio.h>
 #include <linux/blkdev.h>
 #include <linux/err.h>
+#include <linux/kernel.h>
 #include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/slab.h>
 #include <linux/string.h>
 
-static char *path = "";
-static unsigned long sector;
-static char *marker = "";
-static char *tag = "";
-module_param(path, charp, 0);
-module_param(sector, ulong, 0);
-module_param(marker, charp, 0);
-module_param(tag, charp, 0);
+#define FIELD_CHARS 64
 
-static int write_sector(void)
+static int write_sector(const char *path, unsigned long sector,
+			const char *marker)
 {
 	struct block_device *bdev;
 	struct page *page;
@@ -60,12 +62,30 @@ static int write_sector(void)
 	return result;
 }
 
-static int __init guest_write_init(void)
+static int write_set(const char *value, const struct kernel_param *kp)
 {
-	pr_info("guest-bypass tag=%s result=%d\n", tag, write_sector());
-	return -ECANCELED;
+	char path[FIELD_CHARS], tag[FIELD_CHARS];
+	char *marker;
+	unsigned long sector;
+	int end = 0;
+
+	if (sscanf(value, "%63s %lu %63s %n", path, &sector, tag, &end) != 3 ||
+	    !end)
+		return -EINVAL;
+	marker = kstrndup(value + end, SECTOR_SIZE - 1, GFP_KERNEL);
+	if (!marker)
+		return -ENOMEM;
+	strim(marker);
+	pr_info("guest-bypass tag=%s result=%d\n", tag,
+		write_sector(path, sector, marker));
+	kfree(marker);
+	return 0;
 }
 
-module_init(guest_write_init);
+static const struct kernel_param_ops write_ops = {
+	.set = write_set,
+};
+module_param_cb(write, &write_ops, NULL, 0200);
+
 MODULE_LICENSE("GPL");
-MODULE_DESCRIPTION("One write below the guest kernel's read-only check");
+MODULE_DESCRIPTION("Writes below the guest kernel's read-only check");

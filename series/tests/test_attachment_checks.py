@@ -20,6 +20,7 @@ from series.cloud import hosts
 from series.cloud import probes
 from series.cloud.tracker import SIZE_GIB
 from series.cloud.tracker import Tracker
+from series import config
 
 
 class BootTest(unittest.TestCase):
@@ -102,6 +103,26 @@ class FreshReportsTest(unittest.TestCase):
                             [guest_line('bbbbbbbb', 1),
                              guest_line('bbbbbbbb', 2)])
         self.assertEqual(('bbbbbbbb', 2), (report.boot, report.seq))
+
+    def test_a_guest_without_a_complete_round_is_told_why(self):
+        # Seen in a run: the guest kernel oopsed in a bypass write during
+        # a live migration and no later round had a result.
+        faulted = ('[  544.855880] general protection fault, probably for '
+                   'non-canonical address 0x2d646c6975622e75: 0000 [#1]\n'
+                   '[  544.855880] RIP: 0010:ftrace_release_mod+0x107/0x2a0\n'
+                   'guest-bypass-missing tag=aaaaaaaa-161-vdb insmod: busy\n'
+                   + guest_line('aaaaaaaa', 161).replace('bypass=-5',
+                                                         'bypass=none'))
+        with mock.patch.object(attachment_checks, 'GUEST_SECONDS', 0), \
+                self.assertRaises(config.SeriesError) as raised:
+            self.fresh(guest_line('aaaaaaaa', 160), [faulted])
+        self.assertEqual(
+            'fresh guest reports of 1 servers: still not done after 0s; '
+            'server: last round boot=aaaaaaaa seq=161, 1 bypass writes '
+            'without a result (last: insmod: busy), its kernel faulted: '
+            'general protection fault, probably for non-canonical address '
+            '0x2d646c6975622e75: 0000 [#1]; '
+            'RIP: 0010:ftrace_release_mod+0x107/0x2a0', str(raised.exception))
 
 
 class ExpectedProblemsTest(unittest.TestCase):
