@@ -3,7 +3,7 @@ real cloud, as the mae member (and as the admin where only an admin
 may: hosts, moves, services, Cinder's flags).
 """
 
-from series.cloud import deploy
+from series.cloud import content
 from series.cloud import layout
 from series.cloud import rest
 
@@ -31,7 +31,7 @@ class Cloud:
         self.microversion = microversion
         self.member = rest.Session(layout.MEMBER, layout.PROJECT)
         self.member.authenticate()
-        self.admin = deploy.admin_session()
+        self.admin = rest.admin_session()
 
     # Volumes
 
@@ -46,7 +46,7 @@ class Cloud:
 
     def create_volume(self, name, multiattach=True, image=None):
         body = {'name': f'{PREFIX}-{name}', 'size': 1,
-                'volume_type': deploy.VOLUME_TYPE if multiattach
+                'volume_type': content.VOLUME_TYPE if multiattach
                 else '__DEFAULT__'}
         if image:
             body['imageRef'] = image
@@ -83,7 +83,7 @@ class Cloud:
 
     def image(self):
         images = self.member.get('glance-api',
-                                 f'/images?name={deploy.IMAGE}')['images']
+                                 f'/images?name={content.IMAGE}')['images']
         return next(image['id'] for image in images
                     if image['status'] == 'active')
 

@@ -5,7 +5,6 @@ and state reports, db sync, and the rollback's SQL.
 
 import time
 
-from series.cloud import deploy
 from series.cloud import hosts
 from series.cloud import rest
 from series.cloud import services
@@ -149,6 +148,6 @@ def sync_databases():
                           ('nova db sync', (*nova, 'db', 'sync')),
                           ('cinder db sync', (*cinder, 'db', 'sync'))):
         started = time.monotonic()
-        deploy.manage(*command)
+        services.manage(*command)
         timings[name] = round(time.monotonic() - started, 1)
     return timings

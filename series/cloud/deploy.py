@@ -1,7 +1,6 @@
 """`cloud up`, `cloud down` and `cloud status`."""
 
 import concurrent.futures
-import json
 import os
 import shutil
 import socket
@@ -9,6 +8,7 @@ import time
 
 from series.cloud import ceph
 from series.cloud import configs
+from series.cloud import content
 from series.cloud import guest
 from series.cloud import hosts
 from series.cloud import layout
@@ -17,29 +17,15 @@ from series.cloud import releases
 from series.cloud import rest
 from series.cloud import service_venv
 from series.cloud import services
+from series.cloud.services import manage
+from series.cloud.services import rabbitmqctl
 from series import config
 from series import process
 from series import queue
 
-IMAGE = 'mae-guest'
-# The same guest for tempest, whose servers have a port: Nova gives each
-# a config drive, from which the guest takes its address and SSH keys.
-SSH_IMAGE = 'mae-guest-ssh'
-# The same guest again under the name python-openstackclient's functional
-# tests look for (devstack's cirros image, cirros-*-disk), and a flavor
-# of devstack's they take (series.cloud.osc_functional).
-OSC_IMAGE = 'cirros-named-mae-guest-disk'
-OSC_FLAVOR = 'cirros256'
-IMAGES = {IMAGE: {}, SSH_IMAGE: {'img_config_drive': 'mandatory'},
-          OSC_IMAGE: {}}
-FLAVORS = (('mae.tiny', 128), ('mae.small', 192), (OSC_FLAVOR, 256))
-VOLUME_TYPE = 'multiattach'
 # What runs from the patched work trees while the cloud is up
 # (queue.mark_in_use()).
 IN_USE = 'the real cloud (`tools/series cloud down` stops it)'
-# Volumes of this type are on Cinder's second backend: retyping an
-# attached volume to it migrates the volume through Nova's swap volume.
-OTHER_POOL_TYPE = 'other-pool'
 
 
 def say(message):
@@ -52,10 +38,6 @@ def cluster():
 
 def mariadb(sql):
     process.run(['mariadb', '--protocol=socket', '-u', 'root'], input=sql)
-
-
-def rabbitmqctl(*args, check=True):
-    return process.run(['rabbitmqctl', '-q', *args], check=check)
 
 
 def setup_host():
@@ -95,16 +77,6 @@ def databases(new_cloud):
         rabbitmqctl('add_vhost', layout.RABBIT_VHOST)
     rabbitmqctl('set_permissions', '-p', layout.RABBIT_VHOST, 'guest',
                 '.*', '.*', '.*')
-
-
-def manage(*command, env=None):
-    """A management command of the cloud's virtualenv; Nova's and
-    Cinder's of the release the control plane runs.
-    """
-    if command[0] in ('nova-manage', 'cinder-manage'):
-        env = dict(env or {}, **releases.environment(releases.CONTROL))
-    return process.run([service_venv.bin(command[0]), *command[1:]],
-                       cwd=layout.directory(), env=env)
 
 
 def sync_nova():
@@ -163,10 +135,6 @@ def keystone_bootstrap():
            layout.REGION, env={'OS_BOOTSTRAP_PASSWORD': layout.password()})
 
 
-def admin_session():
-    return rest.Session(layout.ADMIN, 'admin').authenticate()
-
-
 def ensure(admin, collection, name, body, query=None):
     """The id of the Keystone `collection` entry named `name`, created
     with `body` if missing.
@@ -223,14 +191,14 @@ def compute_content(admin, image_path):
     """
     flavors = {flavor['name'] for flavor in admin.get(
         'nova-api', '/flavors')['flavors']}
-    for name, ram in FLAVORS:
+    for name, ram in content.FLAVORS:
         if name not in flavors:
             admin.call('POST', 'nova-api', '/flavors', {'flavor': {
                 'name': name, 'ram': ram, 'vcpus': 1, 'disk': 1}},
                 expect=200)
     # A guest whose init changed replaces the one uploaded before.
     version = guest.version()
-    for name, properties in IMAGES.items():
+    for name, properties in content.IMAGES.items():
         images = admin.get('glance-api', f'/images?name={name}')['images']
         for image in images:
             if image.get('mae_guest_init') != version:
@@ -250,9 +218,9 @@ def compute_content(admin, image_path):
     first, second = configs.CINDER_BACKENDS
     types = {kind['name']: kind['id'] for kind in admin.get(
         'cinder-api', '/types')['volume_types']}
-    wanted = {VOLUME_TYPE: {'multiattach': '<is> True',
-                            'volume_backend_name': first},
-              OTHER_POOL_TYPE: {'volume_backend_name': second}}
+    wanted = {content.VOLUME_TYPE: {'multiattach': '<is> True',
+                                    'volume_backend_name': first},
+              content.OTHER_POOL_TYPE: {'volume_backend_name': second}}
     for name, extra_specs in wanted.items():
         if name not in types:
             admin.call('POST', 'cinder-api', '/types', {'volume_type': {
@@ -266,34 +234,6 @@ def compute_content(admin, image_path):
             'volume_backend_name') != first:
         admin.call('POST', 'cinder-api', default_specs, {'extra_specs': {
             'volume_backend_name': first}}, expect=200)
-
-
-CLOUDS = """\
-# Written by `tools/series cloud up`: openstack --os-cloud mae ...
-clouds:
-{clouds}"""
-
-
-def clouds_yaml():
-    entries = []
-    for cloud, user, project in (('mae', layout.MEMBER, layout.PROJECT),
-                                 ('mae-admin', layout.ADMIN, 'admin')):
-        entries.append(f"""\
-  {cloud}:
-    auth:
-      auth_url: {layout.url('keystone', '/v3')}
-      username: {user}
-      password: {layout.password()}
-      project_name: {project}
-      user_domain_name: Default
-      project_domain_name: Default
-    region_name: {layout.REGION}
-    identity_api_version: 3
-""")
-    path = layout.directory() / 'clouds.yaml'
-    path.write_text(CLOUDS.format(clouds=''.join(entries)))
-    path.chmod(0o600)
-    return path
 
 
 def port_in_use(port, address=layout.HOST):
@@ -377,7 +317,7 @@ def up():
         say(f'{"starting" if service.pid() is None else "running:"} '
             f'{service.name}')
         services.start(service)
-    admin = admin_session()
+    admin = rest.admin_session()
     identity_content(admin)
     say('syncing the databases')
     sync_databases()
@@ -400,7 +340,7 @@ def up():
                 host.name for host in hosts.HOSTS}, timeout=120)
     say('flavors, guest images, network and volume types')
     compute_content(admin, image_path)
-    path = clouds_yaml()
+    path = layout.clouds_yaml()
     say(f'up in {time.monotonic() - started:.0f}s; clouds mae and mae-admin '
         f'in {path.relative_to(config.ROOT)}')
 
@@ -471,7 +411,7 @@ def status():
     rows = []
     admin = None
     try:
-        admin = admin_session()
+        admin = rest.admin_session()
     except (config.SeriesError, OSError):
         pass
     up = services.reported_up(admin) if admin else None
@@ -493,7 +433,3 @@ def print_status(rows):
         process.say(f'{name:{width}} {pid or "-":>8} {port or "-":>6}  '
                     f'{health}')
     return 0 if all(row[3] for row in rows) else 1
-
-
-def write_json(path, data):
-    path.write_text(json.dumps(data, indent=2, sort_keys=True) + '\n')

@@ -11,7 +11,6 @@ import signal
 import time
 
 from series.cloud.client import check
-from series.cloud import deploy
 from series.cloud import fault_aftermath
 from series.cloud import hosts
 from series.cloud import layout
@@ -38,7 +37,7 @@ def kill(service):
 
 def rabbitmq_connections():
     """The Erlang PIDs of RabbitMQ's client connections."""
-    return connection_pids(deploy.rabbitmqctl(
+    return connection_pids(services.rabbitmqctl(
         'list_connections', '--no-table-headers', 'pid').stdout)
 
 
@@ -334,7 +333,7 @@ def migration_status(cloud, server_id):
 
 def restart_rabbitmq():
     for action in ('stop_app', 'start_app'):
-        deploy.rabbitmqctl(action)
+        services.rabbitmqctl(action)
 
 
 def wait_services_up(cloud, since, timeout=300):

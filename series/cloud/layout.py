@@ -3,6 +3,7 @@ databases. Everything lives under .work/cloud/ (the guest image under
 .work/cloud/guest survives `cloud down`, as does the virtualenv).
 """
 
+import json
 import secrets
 
 from series import config
@@ -84,3 +85,35 @@ def database_url(name):
 
 def transport_url():
     return f'rabbit://guest:guest@{HOST}:5672/{RABBIT_VHOST}'
+
+
+CLOUDS = """\
+# Written by `tools/series cloud up`: openstack --os-cloud mae ...
+clouds:
+{clouds}"""
+
+
+def clouds_yaml():
+    entries = []
+    for cloud, user, project in (('mae', MEMBER, PROJECT),
+                                 ('mae-admin', ADMIN, 'admin')):
+        entries.append(f"""\
+  {cloud}:
+    auth:
+      auth_url: {url('keystone', '/v3')}
+      username: {user}
+      password: {password()}
+      project_name: {project}
+      user_domain_name: Default
+      project_domain_name: Default
+    region_name: {REGION}
+    identity_api_version: 3
+""")
+    path = directory() / 'clouds.yaml'
+    path.write_text(CLOUDS.format(clouds=''.join(entries)))
+    path.chmod(0o600)
+    return path
+
+
+def write_json(path, data):
+    path.write_text(json.dumps(data, indent=2, sort_keys=True) + '\n')

@@ -6,7 +6,7 @@ step's detail.
 
 from series.cloud import attachment_checks
 from series.cloud.client import check
-from series.cloud import deploy
+from series.cloud import content
 from series.cloud import hosts
 from series.cloud import layout
 from series.cloud import probes
@@ -119,7 +119,7 @@ def swap(tracker):
     # QEMU 7.2 aborts on a guest write to a read-only disk during a block
     # mirror unless Nova pauses the guest for the copy (doc/source/
     # cloud.rst). check_views() below shows QEMU and the guest alive.
-    cloud.retype(volume_id, deploy.OTHER_POOL_TYPE)
+    cloud.retype(volume_id, content.OTHER_POOL_TYPE)
     cloud.wait_server(server_id)
     check(paused_for_copy(compute_log_since(host, log_offset), server_id),
           f'nova-compute on {host.name} did not pause {server_id} for the '

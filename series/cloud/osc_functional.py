@@ -7,13 +7,12 @@ directory (XDG_CONFIG_HOME/openstack).
 The tests find devstack's resources by name: the admin cloud
 (OS_ADMIN_CLOUD), a flavor m1.tiny or cirros256, an image cirros-*-disk,
 the network private; `cloud up` makes the last three
-(deploy.OSC_FLAVOR, deploy.OSC_IMAGE, network.NETWORK).
+(content.OSC_FLAVOR, content.OSC_IMAGE, network.NETWORK).
 """
 
 import os
 import shutil
 
-from series.cloud import deploy
 from series.cloud import layout
 from series import config
 from series import process
@@ -51,7 +50,7 @@ def run():
     project = config.get_project('python-openstackclient')
     queue.ensure_tree(project)
     python = virtualenvs.ensure_venv(project)
-    home = config_home(deploy.clouds_yaml())
+    home = config_home(layout.clouds_yaml())
     env = dict(os.environ, **environment(home),
                PATH=f'{python.parent}{os.pathsep}{os.environ["PATH"]}')
     log = layout.log('python-openstackclient-functional')

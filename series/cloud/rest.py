@@ -119,3 +119,7 @@ def wait(what, probe, timeout, interval=1.0):
             raise config.SeriesError(f'{what}: still not done after '
                                      f'{timeout}s')
         time.sleep(interval)
+
+
+def admin_session():
+    return Session(layout.ADMIN, 'admin').authenticate()

@@ -161,7 +161,7 @@ def run(up=True):
     report = run_steps(Tracker(Cloud())).to_json()
     report['seconds'] = round(time.monotonic() - started, 1)
     path = layout.directory() / 'report.json'
-    deploy.write_json(path, report)
+    layout.write_json(path, report)
     print_report(report)
     failed = [step for step in report['steps'] if not step['passed']]
     steps.say(f'{len(report["steps"]) - len(failed)} of '

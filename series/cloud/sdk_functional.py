@@ -7,7 +7,7 @@ devstack's cloud names.
 
 import os
 
-from series.cloud import deploy
+from series.cloud import content
 from series.cloud import layout
 from series import config
 from series import process
@@ -22,7 +22,7 @@ TESTS = (r'^openstack\.tests\.functional\.'
 # functional test module, the examples among them, which make a
 # connection to OS_TEST_CLOUD at import time.
 TEST_PATH = './openstack/tests/functional'
-FLAVOR = deploy.FLAVORS[0][0]
+FLAVOR = content.FLAVORS[0][0]
 
 
 def environment(clouds_yaml):
@@ -37,7 +37,7 @@ def environment(clouds_yaml):
             'OPENSTACKSDK_DEMO_CLOUD_ALT': 'mae',
             'OPENSTACKSDK_OPERATOR_CLOUD': 'mae-admin',
             'OPENSTACKSDK_SYSTEM_ADMIN_CLOUD': 'mae-admin',
-            'OPENSTACKSDK_IMAGE': deploy.IMAGE,
+            'OPENSTACKSDK_IMAGE': content.IMAGE,
             'OPENSTACKSDK_FLAVOR': FLAVOR}
 
 
@@ -48,7 +48,7 @@ def run():
     project = config.get_project('openstacksdk')
     queue.ensure_tree(project)
     python = virtualenvs.ensure_venv(project)
-    env = dict(os.environ, **environment(deploy.clouds_yaml()),
+    env = dict(os.environ, **environment(layout.clouds_yaml()),
                PATH=f'{python.parent}{os.pathsep}{os.environ["PATH"]}')
     log = layout.log('openstacksdk-functional')
     process.say(f'scenario: openstacksdk {project.version} functional '

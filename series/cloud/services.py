@@ -18,6 +18,7 @@ from series.cloud import releases
 from series.cloud import rest
 from series.cloud import service_venv
 from series import config
+from series import process
 
 STOP_SECONDS = 30
 # The API services of the projects the series patches.
@@ -291,3 +292,17 @@ def start(service, timeout=120, admin=None):
         raise config.SeriesError(
             f'{service.name} exited ({proc.returncode}); the end of '
             f'{layout.log(service.name)}:\n{service.log_tail()}')
+
+
+def rabbitmqctl(*args, check=True):
+    return process.run(['rabbitmqctl', '-q', *args], check=check)
+
+
+def manage(*command, env=None):
+    """A management command of the cloud's virtualenv; Nova's and
+    Cinder's of the release the control plane runs.
+    """
+    if command[0] in ('nova-manage', 'cinder-manage'):
+        env = dict(env or {}, **releases.environment(releases.CONTROL))
+    return process.run([service_venv.bin(command[0]), *command[1:]],
+                       cwd=layout.directory(), env=env)

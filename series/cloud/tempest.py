@@ -33,7 +33,7 @@ import os
 import re
 import subprocess
 
-from series.cloud import deploy
+from series.cloud import content
 from series.cloud import hosts
 from series.cloud import layout
 from series.cloud import network
@@ -226,7 +226,7 @@ def volume_and_service_sections():
 [volume]
 catalog_type = block-storage
 max_microversion = latest
-volume_type_multiattach = {deploy.VOLUME_TYPE}
+volume_type_multiattach = {content.VOLUME_TYPE}
 build_timeout = 300
 
 [service_available]
@@ -276,7 +276,7 @@ def run(session):
     queue.ensure_tree(project)
     python = virtualenvs.ensure_venv(project)
     image = next(image['id'] for image in session.get(
-        'glance-api', f'/images?name={deploy.SSH_IMAGE}')['images'])
+        'glance-api', f'/images?name={content.SSH_IMAGE}')['images'])
     flavors = {flavor['name']: flavor['id'] for flavor in session.get(
         'nova-api', '/flavors')['flavors']}
     directory = layout.directory() / 'tempest'

@@ -19,6 +19,7 @@ from series.cloud import deploy
 from series.cloud import hosts
 from series.cloud import layout
 from series.cloud import releases
+from series.cloud import rest
 from series.cloud import services
 from series.cloud import steps
 from series.cloud.tracker import Tracker
@@ -205,7 +206,7 @@ def back_on_the_series(series_head):
     for part in upgrade_phases.PARTS:
         releases.set_release(part, releases.SERIES)
     databases.sync_databases()
-    upgrade_phases.start_services(stopped, deploy.admin_session())
+    upgrade_phases.start_services(stopped, rest.admin_session())
     # Each nova-compute writes its service version as it starts, which
     # start_services() can return before: a state report of the stopped
     # nova-compute, queued for the conductor, counts as the new one's.
@@ -241,7 +242,7 @@ def run():
         report['series again seconds'] = round(
             time.monotonic() - switched, 1)
     path = layout.directory() / 'upgrade.json'
-    deploy.write_json(path, report)
+    layout.write_json(path, report)
     for step in report['steps']:
         process.say(f'phase {step["step"]} '
                     f'{"passed" if step["passed"] else "FAILED":6} '

@@ -3,7 +3,7 @@ functional tests run finds the cloud's clouds.yaml, and the selection
 holds every functional test python-openstackclient's series adds.
 """
 
-from series.cloud import deploy
+from series.cloud import layout
 from series.cloud import osc_functional
 from series.tests import base
 
@@ -11,7 +11,7 @@ from series.tests import base
 class OscFunctionalTest(base.RootTestCase):
 
     def test_the_clouds_yaml_is_where_the_openstack_command_reads_it(self):
-        clouds = deploy.clouds_yaml()
+        clouds = layout.clouds_yaml()
         home = osc_functional.config_home(clouds)
         env = osc_functional.environment(home)
         # The tests run `openstack` without any OS_* variable.

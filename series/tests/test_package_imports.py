@@ -65,3 +65,13 @@ class ImportsTest(unittest.TestCase):
                 if above != name:
                     self.assertLess(order.index(above), order.index(name),
                                     f'{module} imports {target}')
+
+    def test_only_what_installs_imports_the_installer(self):
+        # Steps and clients take names from cloud.content, credentials
+        # from cloud.rest and cloud.layout, commands from cloud.services.
+        importers = sorted(module for module, targets in
+                           package_imports.imports().items()
+                           if 'series.cloud.deploy' in targets)
+        self.assertEqual(['series.ci', 'series.cloud.cli',
+                          'series.cloud.scenario', 'series.cloud.upgrade'],
+                         importers)

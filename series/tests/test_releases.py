@@ -8,7 +8,6 @@ import subprocess
 import time
 from unittest import mock
 
-from series.cloud import deploy
 from series.cloud import releases
 from series.cloud import services
 from series.tests import base
@@ -52,10 +51,10 @@ class ReleasesTest(base.RootTestCase):
 
     def test_nova_and_cinder_manage_run_the_control_planes_release(self):
         releases.set_release(releases.CONTROL, releases.PRISTINE)
-        with mock.patch.object(deploy.process, 'run') as run:
-            deploy.manage('nova-manage', 'db', 'sync')
-            deploy.manage('cinder-manage', 'db', 'sync')
-            deploy.manage('keystone-manage', 'db_sync')
+        with mock.patch.object(services.process, 'run') as run:
+            services.manage('nova-manage', 'db', 'sync')
+            services.manage('cinder-manage', 'db', 'sync')
+            services.manage('keystone-manage', 'db_sync')
         envs = [call.kwargs['env'] for call in run.call_args_list]
         pristine = {'PYTHONPATH': str(releases.pristine_path())}
         self.assertEqual([pristine, pristine, None], envs)

@@ -4,7 +4,8 @@ functional tests names the clouds of the cloud's clouds.yaml.
 
 import re
 
-from series.cloud import deploy
+from series.cloud import content
+from series.cloud import layout
 from series.cloud import sdk_functional
 from series.tests import base
 
@@ -12,7 +13,7 @@ from series.tests import base
 class SdkFunctionalTest(base.RootTestCase):
 
     def test_every_cloud_it_names_is_in_the_clouds_yaml(self):
-        path = deploy.clouds_yaml()
+        path = layout.clouds_yaml()
         env = sdk_functional.environment(path)
         self.assertEqual(str(path), env['OS_CLIENT_CONFIG_FILE'])
         clouds = re.findall(r'^  (\S+):$', path.read_text(), re.M)
@@ -22,7 +23,7 @@ class SdkFunctionalTest(base.RootTestCase):
         self.assertEqual({'mae', 'mae-admin'}, named)
         self.assertLessEqual(named, set(clouds))
         self.assertIn(env['OPENSTACKSDK_FLAVOR'],
-                      [name for name, _ in deploy.FLAVORS])
+                      [name for name, _ in content.FLAVORS])
         self.assertEqual(env['OS_CLOUD'], env['OS_TEST_CLOUD'])
 
     def test_it_selects_every_functional_test_of_the_series(self):

@@ -33,7 +33,7 @@ class BackOnTheSeriesTest(base.RootTestCase):
                 mock.patch.object(databases, 'sync_databases',
                                   lambda: seen.append(releases.current())), \
                 mock.patch.object(upgrade_phases, 'start_services') as start, \
-                mock.patch.object(upgrade.deploy, 'admin_session'), \
+                mock.patch.object(upgrade.rest, 'admin_session'), \
                 mock.patch.object(databases, 'compute_versions',
                                   lambda wanted: seen.append(wanted)), \
                 mock.patch.object(databases, 'series_state',
@@ -61,7 +61,7 @@ class BackOnTheSeriesTest(base.RootTestCase):
                 mock.patch.object(databases, 'sync_databases'), \
                 mock.patch.object(upgrade_phases, 'start_services'), \
                 mock.patch.object(databases, 'compute_versions'), \
-                mock.patch.object(upgrade.deploy, 'admin_session'), \
+                mock.patch.object(upgrade.rest, 'admin_session'), \
                 mock.patch.object(databases, 'series_state', return_value=dict(
                     SERIES_STATE, alembic='ab450ba04102')), \
                 self.assertRaisesRegex(client.Failed, 'alembic head'):
