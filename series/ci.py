@@ -145,46 +145,37 @@ def real_cloud():
             process.say(f'real cloud: cloud {name}: {failure}')
 
     upgrade_errors = []
-    upgraded = attempt('upgrade', upgrade.run, upgrade_errors) or {
-        'steps': [], 'series again': 'no report'}
-    failed_phases = [f'phase {step["step"]}: {step["detail"]}'
-                     for step in upgraded['steps'] if not step['passed']]
-    phases_passed = len(upgraded['steps']) - len(failed_phases)
-    on_the_series = upgraded['series again'] == 'ok'
+    upgraded = attempt('upgrade', upgrade.run, upgrade_errors)
+    on_the_series = bool(upgraded) and upgraded.series_again == 'ok'
     if not on_the_series:
-        if upgrade.passed(upgraded):
-            upgrade_errors.append(
-                f'the cloud back on the series: {upgraded["series again"]}')
         attempt('down', deploy.down, upgrade_errors)
     errors = []
-    report = (attempt('scenario', lambda: scenario.run(up=not on_the_series),
-                      errors) or {'steps': [], 'tempest': None})
+    report = attempt('scenario', lambda: scenario.run(up=not on_the_series),
+                     errors)
     attempt('down', deploy.down, errors)
-    failed_steps = [f'step {step["step"]}: {step["detail"]}'
-                    for step in report['steps'] if not step['passed']]
+    failed_steps = report.failures() if report else []
     results = [suites.SuiteResult(
         name='real cloud scenario',
-        passed=len(report['steps']) - len(failed_steps),
+        passed=len(report.steps) - len(failed_steps) if report else 0,
         failed=len(failed_steps) + len(errors),
         error='; '.join(errors + failed_steps))]
-    tempest = report['tempest']
-    if tempest:
-        results.append(suites.SuiteResult(
-            name='real cloud tempest', passed=tempest['passed'],
-            failed=tempest['failed'], skipped=tempest['skipped'],
-            error=', '.join(tempest['failures'])))
-    for key, client in (('openstacksdk', 'openstacksdk'),
-                        ('openstackclient', 'python-openstackclient')):
-        functional = report.get(key)
-        if functional:
+    for key, name in (('tempest', 'tempest'),
+                      ('openstacksdk', 'openstacksdk functional'),
+                      ('openstackclient',
+                       'python-openstackclient functional')):
+        run = getattr(report, key) if report else None
+        if run:
             results.append(suites.SuiteResult(
-                name=f'real cloud {client} functional',
-                passed=functional['passed'], failed=functional['failed'],
-                skipped=functional['skipped'],
-                error=', '.join(functional['failures'])))
+                name=f'real cloud {name}', passed=run['passed'],
+                failed=run['failed'], skipped=run['skipped'],
+                error=', '.join(run['failures'])))
+    failed_phases = upgraded.failures() if upgraded else []
+    phases_passed = (sum(step['passed'] for step in upgraded.steps)
+                     if upgraded else 0)
     results.append(suites.SuiteResult(
         name='real cloud rolling upgrade', passed=phases_passed,
-        failed=upgrade.PHASES - phases_passed + len(upgrade_errors),
+        failed=(len(failed_phases) if upgraded else upgrade.PHASES) +
+        len(upgrade_errors),
         error='; '.join(upgrade_errors + failed_phases)))
     process.say(f'real cloud: upgrade, scenario and down in '
                 f'{time.monotonic() - started:.0f}s')

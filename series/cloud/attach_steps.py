@@ -13,7 +13,6 @@ BEFORE = '2.104'
 MULTI_CREATE = 4
 
 
-# 1
 def multi_create(tracker):
     cloud = tracker.cloud
     root = tracker.new_volume('root', image=cloud.image())
@@ -42,7 +41,6 @@ def multi_create(tracker):
             f'attachment each, on both hosts ({per_host})')
 
 
-# 2
 def attach_modes(tracker):
     cloud = tracker.cloud
     data = tracker.new_volume('data')
@@ -61,7 +59,6 @@ def attach_modes(tracker):
             'rw, ro, ro; ' + attachment_checks.check_views(tracker))
 
 
-# 3
 def readonly_flag(tracker):
     cloud = tracker.cloud
     server_id = tracker.servers[0]
@@ -81,7 +78,6 @@ def readonly_flag(tracker):
             'attached rw: read-only, down to the RBD image')
 
 
-# 11
 def refusals(tracker):
     cloud = tracker.cloud
     server_id = tracker.servers[0]
@@ -135,7 +131,6 @@ def refusals(tracker):
     return ', '.join(results)
 
 
-# 12
 def images(tracker):
     """Each volume's whole RBD image: unchanged unless something was
     allowed to write it.

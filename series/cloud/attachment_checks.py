@@ -48,7 +48,7 @@ def boot_problems(before, after, guest_restart):
 
 
 def image_problems(name, volume_id, changed, written_by):
-    """What step 12 finds wrong with a volume's whole RBD image:
+    """What the rbd-images step finds wrong with a volume's whole RBD image:
     `written_by` is 'rw' (a guest wrote it: it must have changed), 'copy'
     (a migration copied it: it may have) or None (nothing may have).
     """

@@ -62,7 +62,6 @@ def restart_confirmed(before, after):
     return []
 
 
-# (a)
 def cinder_volume_killed(tracker):
     cloud = tracker.cloud
     root = tracker.new_volume('fault-a-root', image=cloud.image())
@@ -115,7 +114,6 @@ def expect_holders(tracker, aftermath, server_ids, volume_id, region):
 ATTACH_EVENT = 'compute_attach_volume'
 
 
-# (b)
 def nova_compute_killed(tracker):
     cloud = tracker.cloud
     server_id = tracker.servers[2]
@@ -162,7 +160,6 @@ def nova_compute_killed(tracker):
             f'{fault_aftermath.guests_text(guests)}; {host.name} up again')
 
 
-# (c)
 def rabbitmq_restarted(tracker):
     cloud = tracker.cloud
     server_id = tracker.servers[3]
@@ -368,10 +365,12 @@ def remove(tracker, server_ids, volume_ids):
 
 
 FAULTS = (
-    ('fault: cinder-volume killed during a multi-create of 4 from one ro '
-     'multiattach volume', cinder_volume_killed),
-    ('fault: nova-compute killed during an ro attach accepted with 202',
-     nova_compute_killed),
-    ('fault: RabbitMQ restarted during a live migration',
-     rabbitmq_restarted),
+    steps.Step('cinder-volume-killed', 'fault: cinder-volume killed during '
+               'a multi-create of 4 from one ro multiattach volume',
+               cinder_volume_killed),
+    steps.Step('nova-compute-killed', 'fault: nova-compute killed during '
+               'an ro attach accepted with 202', nova_compute_killed,
+               needs='multi-create'),
+    steps.Step('rabbitmq-restarted', 'fault: RabbitMQ restarted during a '
+               'live migration', rabbitmq_restarted, needs='multi-create'),
 )

@@ -24,7 +24,6 @@ def attach_new_volume(tracker, server_id, name, mode):
     return volume_id
 
 
-# 4
 def hard_reboot(tracker):
     server_id = tracker.servers[1]
     tracker.cloud.action(server_id, {'reboot': {'type': 'HARD'}})
@@ -33,7 +32,6 @@ def hard_reboot(tracker):
         tracker, [server_id], guest_restart='restarted')
 
 
-# 5
 def live_migration(tracker):
     cloud = tracker.cloud
     server_id = tracker.servers[1]
@@ -53,7 +51,6 @@ def live_migration(tracker):
             'running throughout (same boot id)')
 
 
-# 6
 def cold_migration(tracker):
     cloud = tracker.cloud
     server_id = tracker.servers[2]
@@ -107,7 +104,6 @@ def paused_for_copy(log_text, server_id):
                for line in log_text.splitlines())
 
 
-# 7
 def swap(tracker):
     cloud = tracker.cloud
     server_id = tracker.servers[3]
@@ -142,7 +138,6 @@ def swap(tracker):
                 tracker, [server_id], guest_restart='kept'))
 
 
-# 8
 def reattach(tracker):
     changes = ((tracker.servers[1], tracker.volumes['live-rw'], 'ro'),
                (tracker.servers[3], tracker.volumes['swapped'], 'rw'))
@@ -156,7 +151,6 @@ def reattach(tracker):
             'ro -> rw, checked')
 
 
-# 9
 def shelve(tracker):
     cloud = tracker.cloud
     server_id = tracker.servers[0]
@@ -173,7 +167,6 @@ def shelve(tracker):
                 tracker, [server_id], guest_restart='restarted'))
 
 
-# 10
 def evacuate(tracker):
     cloud = tracker.cloud
     failed = hosts.by_name(cloud.host_of(tracker.servers[1]))

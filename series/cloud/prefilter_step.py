@@ -1,6 +1,6 @@
-"""Step 13 of the scenario: the read-only prefilter. A host whose
-provider lacks COMPUTE_VOLUME_READ_ONLY_ATTACH gets no server with a
-read-only volume, at create or on a move, and still takes the others.
+"""The scenario's read-only-prefilter step: a host whose provider lacks
+COMPUTE_VOLUME_READ_ONLY_ATTACH gets no server with a read-only volume,
+at create or on a move, and still takes the others.
 """
 
 import datetime
@@ -20,7 +20,6 @@ READ_ONLY_TRAIT = 'COMPUTE_VOLUME_READ_ONLY_ATTACH'
 PREFILTER_ATTEMPTS = 2
 
 
-# 13
 def read_only_prefilter(tracker):
     """With COMPUTE_VOLUME_READ_ONLY_ATTACH removed from one host's
     provider (as a host whose driver cannot give a guest a read-only

@@ -27,29 +27,47 @@ from series.cloud.tracker import Tracker
 from series import config
 from series import process
 
-# The scenario's own steps: step N is the Nth (`# N` above its function).
-STEPS = [
-    (f'multi-create of {attach_steps.MULTI_CREATE} servers from one ro '
-     'multiattach root volume, on both hosts', attach_steps.multi_create),
-    ('a multiattach volume attached rw, ro, ro; every attachment checked',
-     attach_steps.attach_modes),
-    ("Cinder's readonly flag", attach_steps.readonly_flag),
-    ('hard reboot', move_steps.hard_reboot),
-    ('live migration to the other host and back',
-     move_steps.live_migration),
-    ('cold migration: resize to the other host, confirm; resize back, '
-     'revert', move_steps.cold_migration),
-    ('swap of an ro attachment (a retype Cinder migrates through '
-     "Nova's swap volume)", move_steps.swap),
-    ('detach and re-attach in the other mode', move_steps.reattach),
-    ('shelve-offload, unshelve onto the other host', move_steps.shelve),
-    ('evacuate from a failed host', move_steps.evacuate),
-    ('refusals leave nothing behind', attach_steps.refusals),
-    ("the volumes' RBD images from the host", attach_steps.images),
-    ('read-only prefilter: a host without '
-     'COMPUTE_VOLUME_READ_ONLY_ATTACH gets no server with an ro volume',
-     prefilter_step.read_only_prefilter),
-]
+MULTI_CREATE = 'multi-create'
+
+
+def after_multi_create(name, title, function):
+    """A step on the servers the multi-create step makes."""
+    return steps.Step(name, title, function, needs=MULTI_CREATE)
+
+
+STEPS = (
+    steps.Step(MULTI_CREATE, f'multi-create of {attach_steps.MULTI_CREATE} '
+               'servers from one ro multiattach root volume, on both hosts',
+               attach_steps.multi_create),
+    after_multi_create(
+        'attach-modes', 'a multiattach volume attached rw, ro, ro; every '
+        'attachment checked', attach_steps.attach_modes),
+    after_multi_create('readonly-flag', "Cinder's readonly flag",
+                       attach_steps.readonly_flag),
+    after_multi_create('hard-reboot', 'hard reboot', move_steps.hard_reboot),
+    after_multi_create('live-migration', 'live migration to the other host '
+                       'and back', move_steps.live_migration),
+    after_multi_create('cold-migration', 'cold migration: resize to the '
+                       'other host, confirm; resize back, revert',
+                       move_steps.cold_migration),
+    after_multi_create('swap', 'swap of an ro attachment (a retype Cinder '
+                       "migrates through Nova's swap volume)",
+                       move_steps.swap),
+    after_multi_create('reattach', 'detach and re-attach in the other mode',
+                       move_steps.reattach),
+    after_multi_create('shelve', 'shelve-offload, unshelve onto the other '
+                       'host', move_steps.shelve),
+    after_multi_create('evacuate', 'evacuate from a failed host',
+                       move_steps.evacuate),
+    after_multi_create('refusals', 'refusals leave nothing behind',
+                       attach_steps.refusals),
+    after_multi_create('rbd-images', "the volumes' RBD images from the host",
+                       attach_steps.images),
+    after_multi_create('read-only-prefilter', 'read-only prefilter: a host '
+                       'without COMPUTE_VOLUME_READ_ONLY_ATTACH gets no '
+                       'server with an ro volume',
+                       prefilter_step.read_only_prefilter),
+)
 
 
 def upstream_tempest(tracker):
@@ -77,55 +95,46 @@ def upstream_functional(tracker, key, module):
 
 # Last, and not reconciled: their servers are theirs, deleted by their
 # own clean-ups.
-UPSTREAM_STEPS = [
-    ("upstream tempest: the series' tests and the multiattach tests",
-     upstream_tempest),
-    ('upstream openstacksdk: functional tests of volume attachments',
-     functools.partial(upstream_functional, key='openstacksdk',
-                       module=sdk_functional)),
-    ('upstream python-openstackclient: functional tests of attach modes',
-     functools.partial(upstream_functional, key='openstackclient',
-                       module=osc_functional)),
-]
+UPSTREAM_STEPS = (
+    steps.Step('tempest', "upstream tempest: the series' tests and the "
+               'multiattach tests', upstream_tempest, reconcile=False),
+    steps.Step('openstacksdk-functional', 'upstream openstacksdk: '
+               'functional tests of volume attachments',
+               functools.partial(upstream_functional, key='openstacksdk',
+                                 module=sdk_functional), reconcile=False),
+    steps.Step('openstackclient-functional', 'upstream '
+               'python-openstackclient: functional tests of attach modes',
+               functools.partial(upstream_functional, key='openstackclient',
+                                 module=osc_functional), reconcile=False),
+)
+# The run, in order: one table.
+SCENARIO = (*STEPS, *faults.FAULTS, *UPSTREAM_STEPS)
 
 
 def run_steps(tracker):
-    """STEPS (a failed step 1 leaves the others out), the faults and
-    UPSTREAM_STEPS, numbered on from 1; the report.
-    """
+    """SCENARIO's steps, each given the tracker; the report."""
     tracker.cloud.delete_leftovers()
-    for number, (title, function) in enumerate(STEPS, 1):
-        passed = steps.run_step(tracker, number, title,
-                                functools.partial(function, tracker))
-        if not passed and number == 1:
-            break
-    first_fault = len(STEPS) + 1
-    for number, (title, function) in enumerate(faults.FAULTS, first_fault):
-        steps.run_step(tracker, number, title,
-                       functools.partial(function, tracker))
-    for number, (title, function) in enumerate(
-            UPSTREAM_STEPS, first_fault + len(faults.FAULTS)):
-        steps.run_step(tracker, number, title,
-                       functools.partial(function, tracker), reconcile=False)
+    steps.run_table(tracker, SCENARIO,
+                    lambda step: functools.partial(step.function, tracker))
     return tracker.report
 
 
 def print_report(report):
-    process.say(f'{"step":>4} {"server":8} {"volume":8} {"host":13} '
+    process.say(f'{"step":20} {"server":8} {"volume":8} {"host":13} '
                 f'{"api":3} {"xml":5} {"qemu":5} {"kern":5} {"bypass":7} '
                 f'{"rbd":5} guest write')
-    for row in report['attachments']:
-        process.say(f'{row["step"]!s:>4} {row["server_id"][:8]} '
+    for row in report.attachments:
+        process.say(f'{row["step"]:20} {row["server_id"][:8]} '
                     f'{row["volume_id"][:8]} {row["host"]:13} '
                     f'{row["api_mode"] or "-":3} {row["xml_readonly"]!s:5} '
                     f'{row["qemu_ro"]!s:5} {row["guest_kernel_ro"]!s:5} '
                     f'{row["bypass_write"]:7} {row["rbd_changed"]!s:5} '
                     f'{row["guest_write"]}')
-    for step in report['steps']:
-        process.say(f'step {step["step"]!s:>4} '
+    for step in report.steps:
+        process.say(f'{step["number"]:>2} {step["step"]:26} '
                     f'{"passed" if step["passed"] else "FAILED":6} '
                     f'{step["seconds"]:6}s  {step["title"]}')
-    tempest = report['tempest']
+    tempest = report.tempest
     if tempest:
         process.say(f'tempest: {tempest["passed"]} passed, '
                     f'{tempest["failed"]} failed, {tempest["skipped"]} '
@@ -135,7 +144,7 @@ def print_report(report):
         for test, reason in sorted(tempest['skips'].items()):
             process.say(f'  SKIPPED {test}: {reason}')
     for key in ('openstacksdk', 'openstackclient'):
-        functional = report.get(key)
+        functional = getattr(report, key)
         if functional:
             process.say(f'{key} functional: {functional["passed"]} passed, '
                         f'{functional["failed"]} failed, '
@@ -146,7 +155,7 @@ def print_report(report):
 def run(up=True):
     """`cloud up` if needed (not if `up` is false: a cloud of the series
     known to run, as `cloud upgrade` leaves it), the scenario,
-    report.json; the report.
+    report.json; the report (a tracker.Report).
     """
     pristine = sorted(part for part, release in releases.current().items()
                       if release == releases.PRISTINE)
@@ -158,18 +167,16 @@ def run(up=True):
     if up:
         deploy.up()
     started = time.monotonic()
-    report = run_steps(Tracker(Cloud())).to_json()
-    report['seconds'] = round(time.monotonic() - started, 1)
+    report = run_steps(Tracker(Cloud()))
+    report.seconds = round(time.monotonic() - started, 1)
     path = layout.directory() / 'report.json'
-    layout.write_json(path, report)
+    layout.write_json(path, report.to_json())
     print_report(report)
-    failed = [step for step in report['steps'] if not step['passed']]
-    steps.say(f'{len(report["steps"]) - len(failed)} of '
-              f'{len(report["steps"])} steps passed in {report["seconds"]}s; '
+    steps.say(f'{len(report.steps) - len(report.failures())} of '
+              f'{len(report.steps)} steps passed in {report.seconds}s; '
               f'report in {path.relative_to(config.ROOT)}')
     return report
 
 
 def main():
-    report = run()
-    return 1 if any(not step['passed'] for step in report['steps']) else 0
+    return 0 if run().passed() else 1

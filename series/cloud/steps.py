@@ -1,10 +1,13 @@
-"""Running one step of a run on the real cloud: its time, its detail or
-its failure, each server's host before and after it, and the ledger
-compared with what the cloud holds; its entry in the report.
+"""Running the steps of a run on the real cloud, each known by its name:
+its time, its detail or its failure, each server's host before and after
+it, and the ledger compared with what the cloud holds; its entry in the
+report.
 """
 
+import dataclasses
 import subprocess
 import time
+import typing
 
 from series.cloud.client import check
 from series.cloud.client import Failed
@@ -17,20 +20,56 @@ def say(message):
     process.say(f'scenario: {message}')
 
 
-def run_step(tracker, number, title, function, reconcile=True):
-    """Run `function` (no argument; it returns the step's detail) as step
-    `number`; unless `reconcile` is false (a step whose servers are not
-    the tracker's), it passes only if the ledger then agrees with what
-    the cloud holds. Whether it passed.
+@dataclasses.dataclass(frozen=True)
+class Step:
+    """A step of a run. Its `name` is what the report, the tests, the
+    messages and the manual call it; its number is only its place in its
+    table. `reconcile` is false for a step whose servers are not the
+    tracker's; a step that `needs` another runs only if that one passed.
     """
-    say(f'step {number}: {title}')
-    tracker.current_step = number
+
+    name: str
+    title: str
+    function: typing.Callable
+    reconcile: bool = True
+    needs: str = None
+
+
+def run_table(tracker, table, callable_of):
+    """Each step of `table` in order, numbered from 1, as run_step() runs
+    it (`callable_of(step)` gives what to call); a step whose `needs` did
+    not pass is entered as failed, not run.
+    """
+    passed = set()
+    for number, step in enumerate(table, 1):
+        if step.needs and step.needs not in passed:
+            not_run(tracker, step, number)
+        elif run_step(tracker, step, number, callable_of(step)):
+            passed.add(step.name)
+
+
+def not_run(tracker, step, number):
+    detail = f'not run: it needs {step.needs}, which did not pass'
+    tracker.report.steps.append({
+        'step': step.name, 'number': number, 'title': step.title,
+        'passed': False, 'detail': detail, 'seconds': 0.0, 'hosts': {}})
+    say(f'{step.name} ({number}): {detail}')
+
+
+def run_step(tracker, step, number, function):
+    """Run `function` (no argument; it returns the step's detail) as
+    `step`, the `number`th of its run; unless the step is not reconciled,
+    it passes only if the ledger then agrees with what the cloud holds.
+    Whether it passed.
+    """
+    say(f'{step.name} ({number}): {step.title}')
+    tracker.current_step = step.name
     before = tracker.placements()
     started = time.monotonic()
-    entry = {'step': number, 'title': title}
+    entry = {'step': step.name, 'number': number, 'title': step.title}
     try:
         detail = function() or ''
-        if reconcile:
+        if step.reconcile:
             compare_ledger(tracker, entry)
         passed = True
     except (Failed, config.SeriesError, subprocess.CalledProcessError,
@@ -44,7 +83,7 @@ def run_step(tracker, number, title, function, reconcile=True):
         'hosts': {server: [before.get(server), after.get(server)]
                   for server in sorted(set(before) | set(after))}})
     tracker.report.steps.append(entry)
-    say(f'step {number}: {"passed" if passed else "FAILED"} '
+    say(f'{step.name} ({number}): {"passed" if passed else "FAILED"} '
         f'({seconds}s) {detail}')
     return passed
 

@@ -36,9 +36,12 @@ class Report:
     tempest: dict = None
     openstacksdk: dict = None
     openstackclient: dict = None
-    # {server: {round (boot-seq-disk): insmod's error}} of the guest
-    # rounds whose bypass write logged no result (guest.missing()).
+    # {server: {round (boot-seq-disk): insmod's and the request's
+    # errors}} of the guest rounds whose bypass write logged no result
+    # (guest.missing()).
     bypass_missing: dict = dataclasses.field(default_factory=dict)
+    # How long the run took.
+    seconds: float = None
 
     # Left out of the JSON while empty.
     OPTIONAL = ('bypass_missing',)
@@ -49,6 +52,14 @@ class Report:
                 for field in dataclasses.fields(self)
                 if getattr(self, field.name) or
                 field.name not in self.OPTIONAL}
+
+    def failures(self):
+        """What failed, each as `name: detail`: the run's verdict."""
+        return [f'{step["step"]}: {step["detail"]}' for step in self.steps
+                if not step['passed']]
+
+    def passed(self):
+        return bool(self.steps) and not self.failures()
 
 
 @dataclasses.dataclass
@@ -64,8 +75,31 @@ class UpgradeReport(Report):
     # Always empty: upgrade.json has held it from the start.
     phases: list = dataclasses.field(default_factory=list)
     running: dict = dataclasses.field(default_factory=dict)
+    # How long `cloud up` of the pristine releases took.
+    up_seconds: float = None
+    # 'ok' once the whole cloud is back on the series after the phases,
+    # or why not; its state then, and how long that took.
+    series_again: str = 'not tried: a phase failed'
+    series_state: dict = None
+    series_again_seconds: float = None
 
-    OPTIONAL = ('bypass_missing', 'running')
+    OPTIONAL = ('bypass_missing', 'running', 'series_state',
+                'series_again_seconds')
+
+    def phases_passed(self):
+        """Whether every phase passed (the cloud may then go back on the
+        series).
+        """
+        return bool(self.steps) and not super().failures()
+
+    def failures(self):
+        """The phases' failures, and the cloud not back on the series
+        after phases that all passed.
+        """
+        failures = super().failures()
+        if self.steps and not failures and self.series_again != 'ok':
+            failures.append(f'back on the series: {self.series_again}')
+        return failures
 
 
 class Tracker:

@@ -35,39 +35,42 @@ def say(message):
     process.say(f'upgrade: {message}')
 
 
-def run_phases():
-    """The phases in order, up to the first that fails; the report."""
-    upgrade = upgrade_phases.Upgrade(Tracker(
-        Cloud(microversion=upgrade_phases.OLD), UpgradeReport()))
+def run_phases(upgrade, phases=upgrade_phases.PHASES):
+    """The phases in order (each needs the one before), each compared
+    with its ledger; the report.
+    """
     upgrade.tracker.cloud.delete_leftovers()
-    for number, (title, function) in enumerate(upgrade_phases.PHASES, 1):
-        if not run_phase(upgrade, number, title, function):
-            break
+    steps.run_table(upgrade.tracker, phases,
+                    lambda phase: checked_phase(upgrade, phase))
     return upgrade.tracker.report
 
 
-def run_phase(upgrade, number, title, function):
-    """A phase is a scenario step, its ledger compared with what Nova,
-    Cinder and libvirt hold after it; the services' versions after it.
-    It passes only if each running Nova and Cinder service runs the
-    release of its part (running_problems()) and each part's environment
-    imports Nova and Cinder from that release (imported_problems()).
+def checked_phase(upgrade, phase):
+    """What running `phase` calls: the phase, then the check that each
+    running Nova and Cinder service runs the release of its part
+    (running_problems()) and each part's environment imports Nova and
+    Cinder from that release (imported_problems()); the services'
+    versions after it, passed or not. run_step() then compares its ledger
+    with what Nova, Cinder and libvirt hold, as after a scenario step.
     """
     report = upgrade.tracker.report
-    imported = {}
 
     def checked():
-        detail = function(upgrade)
-        running = running_releases()
-        report.running[str(number)] = running
-        imported.update({part: releases.imported_from(part)
-                         for part in upgrade_phases.PARTS})
-        problems = running_problems(running) + imported_problems(imported)
-        check(not problems, '; '.join(problems))
-        return detail
-    passed = steps.run_step(upgrade.tracker, number, title, checked)
-    report.versions[str(number)] = versions(upgrade.tracker.cloud, imported)
-    return passed
+        imported = {}
+        try:
+            detail = phase.function(upgrade)
+            running = running_releases()
+            report.running[phase.name] = running
+            imported.update({part: releases.imported_from(part)
+                             for part in upgrade_phases.PARTS})
+            problems = (running_problems(running) +
+                        imported_problems(imported))
+            check(not problems, '; '.join(problems))
+            return detail
+        finally:
+            report.versions[phase.name] = versions(upgrade.tracker.cloud,
+                                                   imported)
+    return checked
 
 
 def imported_problems(imported):
@@ -219,48 +222,42 @@ def back_on_the_series(series_head):
 
 def run():
     """A new cloud of the pristine releases, the phases, and the cloud
-    back on the series if they all passed; the report, whose 'series
-    again' says 'ok' or why not (a failed phase leaves the cloud as it
-    was, to be looked at).
+    back on the series if they all passed; the report (a
+    tracker.UpgradeReport), whose `series_again` says 'ok' or why not (a
+    failed phase leaves the cloud as it was, to be looked at).
     """
     started = time.monotonic()
     start_pristine()
     up_seconds = round(time.monotonic() - started, 1)
-    report = run_phases().to_json()
-    report['seconds'] = round(time.monotonic() - started, 1)
-    report['up seconds'] = up_seconds
-    report['series again'] = 'not tried: a phase failed'
-    if passed(report):
+    report = run_phases(upgrade_phases.Upgrade(Tracker(
+        Cloud(microversion=upgrade_phases.OLD), UpgradeReport())))
+    report.up_seconds = up_seconds
+    if report.phases_passed():
         say('every phase passed: the whole cloud back on the series')
         switched = time.monotonic()
         try:
-            report['series state'] = back_on_the_series(
-                report['database']['upgrade']['alembic'])
-            report['series again'] = 'ok'
+            report.series_state = back_on_the_series(
+                report.database['upgrade']['alembic'])
+            report.series_again = 'ok'
         except Exception as error:  # reported, as a phase's failure is
-            report['series again'] = f'{type(error).__name__}: {error}'
-        report['series again seconds'] = round(
-            time.monotonic() - switched, 1)
+            report.series_again = f'{type(error).__name__}: {error}'
+        report.series_again_seconds = round(time.monotonic() - switched, 1)
+    report.seconds = round(time.monotonic() - started, 1)
     path = layout.directory() / 'upgrade.json'
-    layout.write_json(path, report)
-    for step in report['steps']:
-        process.say(f'phase {step["step"]} '
+    layout.write_json(path, report.to_json())
+    for step in report.steps:
+        process.say(f'phase {step["number"]} {step["step"]:16} '
                     f'{"passed" if step["passed"] else "FAILED":6} '
                     f'{step["seconds"]:6}s  {step["title"]}')
-    for refusal in report['refusals']:
+    for refusal in report.refusals:
         process.say(f'  refused {refusal["status"]}: {refusal["request"]}')
-    failed = [step for step in report['steps'] if not step['passed']]
-    say(f'{len(report["steps"]) - len(failed)} of {PHASES} phases passed in '
-        f'{report["seconds"]}s; report in {path.relative_to(config.ROOT)}')
+    passed = sum(step['passed'] for step in report.steps)
+    say(f'{passed} of {PHASES} phases passed in {report.seconds}s; report '
+        f'in {path.relative_to(config.ROOT)}')
     return report
-
-
-def passed(report):
-    return len(report['steps']) == PHASES and all(
-        step['passed'] for step in report['steps'])
 
 
 def main():
     report = run()
-    say(f'the cloud back on the series: {report["series again"]}')
-    return 0 if passed(report) and report['series again'] == 'ok' else 1
+    say(f'the cloud back on the series: {report.series_again}')
+    return 0 if report.passed() else 1

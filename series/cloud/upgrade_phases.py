@@ -13,6 +13,7 @@ from series.cloud import hosts
 from series.cloud import releases
 from series.cloud import rest
 from series.cloud import services
+from series.cloud import steps
 
 # What nova-api answers a read-only request while a compute it involves is
 # older than service version 75 (ReadOnlyAttachSupportNotYetAvailable).
@@ -154,13 +155,12 @@ def migrated_record_mode():
     return None
 
 
-# The guests run throughout: from phase 2 on, each check claims the boot
-# id its guest had at the last check (a guest not checked before is not
-# claimed).
+# The guests run throughout: from control-upgraded on, each check claims
+# the boot id its guest had at the last check (a guest not checked before
+# is not claimed).
 KEPT = 'kept'
 
 
-# 1
 def pristine(upgrade):
     tracker = upgrade.tracker
     versions = databases.compute_versions()
@@ -188,7 +188,6 @@ def pristine(upgrade):
             f'shelved-offloaded; {detail}')
 
 
-# 2
 def upgrade_control(upgrade):
     tracker = upgrade.tracker
     cloud = tracker.cloud
@@ -242,7 +241,6 @@ def upgrade_control(upgrade):
             f'as rw at {NEW}; {detail}')
 
 
-# 3
 def mixed(upgrade):
     tracker = upgrade.tracker
     cloud = tracker.cloud
@@ -278,7 +276,6 @@ def mixed(upgrade):
             f'live-migrated {path}')
 
 
-# 4
 def upgrade_host_b(upgrade):
     tracker = upgrade.tracker
     admin = tracker.cloud.admin
@@ -302,7 +299,6 @@ def upgrade_host_b(upgrade):
             f'live-migrated {path}, read-only on each')
 
 
-# 5
 def rollback(upgrade):
     tracker = upgrade.tracker
     cloud = tracker.cloud
@@ -354,11 +350,15 @@ def rollback(upgrade):
             f'{detail}; live-migrated {path} on 34.0.0')
 
 
-PHASES = [
-    ('the pristine releases and a workload', pristine),
-    (f'control plane and {HOST_A.name} upgraded, {HOST_B.name} left on '
-     '34.0.0', upgrade_control),
-    ('what a cloud with an older compute refuses and still does', mixed),
-    (f'{HOST_B.name} upgraded', upgrade_host_b),
-    ('rollback to the pristine releases', rollback),
-]
+PHASES = (
+    steps.Step('pristine', 'the pristine releases and a workload', pristine),
+    steps.Step('control-upgraded', f'control plane and {HOST_A.name} '
+               f'upgraded, {HOST_B.name} left on 34.0.0', upgrade_control,
+               needs='pristine'),
+    steps.Step('mixed', 'what a cloud with an older compute refuses and '
+               'still does', mixed, needs='control-upgraded'),
+    steps.Step('host-b-upgraded', f'{HOST_B.name} upgraded', upgrade_host_b,
+               needs='mixed'),
+    steps.Step('rollback', 'rollback to the pristine releases', rollback,
+               needs='host-b-upgraded'),
+)

@@ -1,8 +1,9 @@
-"""Tests of series.cloud.attach_steps that need no cloud: step 1 needs
-every server created, attached once in Cinder and both hosts used; step 2
-finds its volume by name and needs the modes asked for; step 11 takes
-only the refusals it expects, each with nothing left behind; step 12
-holds each volume's whole RBD image against what may have written it.
+"""Tests of series.cloud.attach_steps that need no cloud: the multi-create step
+needs every server created, attached once in Cinder and both hosts used; the
+attach-modes step finds its volume by name and needs the modes asked for; the
+refusals step takes only the refusals it expects, each with nothing left
+behind; the rbd-images step holds each volume's whole RBD image against what
+may have written it.
 """
 
 import re
@@ -16,7 +17,8 @@ from series.cloud import probes
 from series.cloud.rest import Response
 from series.cloud.tracker import Tracker
 
-# Each request step 11 makes, and the reply it expects: (status, text).
+# Each request the refusals step makes, and the reply it expects:
+# (status, text).
 REFUSALS = {
     'attach at 2.104': (400, "Additional properties are not allowed "
                              "('attach_mode' was unexpected)"),
@@ -86,8 +88,8 @@ class MultiCreateTest(unittest.TestCase):
 class AttachModesTest(unittest.TestCase):
 
     def attach_modes(self, named=('v-data',), modes=('rw', 'ro', 'ro')):
-        """Step 2 with the member's lookup by name finding the volumes
-        `named` and Nova showing the first three servers' `modes`.
+        """The attach-modes step with the member's lookup by name finding
+        the volumes `named` and Nova showing the first three servers' `modes`.
         """
         made = Tracker(mock.Mock())
         made.servers = list(SERVERS)
@@ -123,7 +125,7 @@ class AttachModesTest(unittest.TestCase):
 
 
 class RefusingCloud:
-    """Nova and Cinder answering each of step 11's requests with
+    """Nova and Cinder answering each of the refusals step's requests with
     `replies` (REFUSALS by default); an attach that `leaves` attaches
     all the same.
     """

@@ -8,6 +8,8 @@ import unittest
 from unittest import mock
 
 from series import ci
+from series.cloud.tracker import Report
+from series.cloud.tracker import UpgradeReport
 from series import config
 from series.tests import base
 
@@ -61,14 +63,22 @@ class StandaloneCloneTest(base.SeriesTestCase):
                       log)
 
 
+def entries(*outcomes):
+    """Step entries named step-1, step-2...: (passed, detail) each."""
+    return [{'step': f'step-{number}', 'number': number, 'passed': passed,
+             'detail': detail}
+            for number, (passed, detail) in enumerate(outcomes, 1)]
+
+
+def upgraded(*outcomes, series_again='ok'):
+    outcomes = outcomes or [(True, '')] * ci.upgrade.PHASES
+    return UpgradeReport(steps=entries(*outcomes), series_again=series_again)
+
+
 class RealCloudTest(base.SeriesTestCase):
 
-    UPGRADED = {'steps': [{'step': number, 'passed': True, 'detail': ''}
-                          for number in range(1, ci.upgrade.PHASES + 1)],
-                'series again': 'ok'}
-
     def run_real_cloud(self, scenario_run, down, upgrade_run=None):
-        upgrade_run = upgrade_run or (lambda: self.UPGRADED)
+        upgrade_run = upgrade_run or upgraded
         with mock.patch.object(ci.scenario, 'run', scenario_run), \
                 mock.patch.object(ci.upgrade, 'run', upgrade_run), \
                 mock.patch.object(ci.deploy, 'down', down), \
@@ -76,15 +86,14 @@ class RealCloudTest(base.SeriesTestCase):
             return ci.real_cloud()
 
     def test_steps_and_tempest_as_two_results(self):
-        report = {'steps': [{'step': 1, 'passed': True, 'detail': ''},
-                            {'step': 2, 'passed': False, 'detail': 'no'}],
-                  'tempest': {'passed': 3, 'failed': 1, 'skipped': 2,
-                              'failures': ['t.test_a']}}
+        report = Report(steps=entries((True, ''), (False, 'no')),
+                        tempest={'passed': 3, 'failed': 1, 'skipped': 2,
+                                 'failures': ['t.test_a']})
         down = mock.Mock()
         scenario_result, tempest_result, _ = self.run_real_cloud(
             lambda up: report, down)
         self.assertEqual(1, down.call_count)
-        self.assertEqual((1, 1, 'step 2: no'),
+        self.assertEqual((1, 1, 'step-2: no'),
                          (scenario_result.passed, scenario_result.failed,
                           scenario_result.error))
         self.assertEqual((3, 1, 2, 't.test_a'),
@@ -92,13 +101,14 @@ class RealCloudTest(base.SeriesTestCase):
                           tempest_result.skipped, tempest_result.error))
 
     def test_the_clients_functional_tests_as_results_of_their_own(self):
-        report = {'steps': [{'step': 1, 'passed': True, 'detail': ''}],
-                  'tempest': {'passed': 3, 'failed': 0, 'skipped': 0,
-                              'failures': []},
-                  'openstacksdk': {'passed': 2, 'failed': 1, 'skipped': 0,
-                                   'failures': ['t.test_b']},
-                  'openstackclient': {'passed': 3, 'failed': 0,
-                                      'skipped': 1, 'failures': []}}
+        report = Report(
+            steps=entries((True, '')),
+            tempest={'passed': 3, 'failed': 0, 'skipped': 0,
+                     'failures': []},
+            openstacksdk={'passed': 2, 'failed': 1, 'skipped': 0,
+                          'failures': ['t.test_b']},
+            openstackclient={'passed': 3, 'failed': 0, 'skipped': 1,
+                             'failures': []})
         results = self.run_real_cloud(lambda up: report, mock.Mock())
         self.assertEqual(
             [('real cloud openstacksdk functional', 2, 1, 0, 't.test_b'),
@@ -109,10 +119,9 @@ class RealCloudTest(base.SeriesTestCase):
     def test_the_scenario_runs_on_the_cloud_the_upgrade_left(self):
         calls = []
         results = self.run_real_cloud(
-            lambda up: calls.append(('scenario', up)) or {
-                'steps': [], 'tempest': None},
+            lambda up: calls.append(('scenario', up)) or Report(),
             lambda: calls.append('down'),
-            lambda: calls.append('upgrade') or self.UPGRADED)
+            lambda: calls.append('upgrade') or upgraded())
         # On the cloud the upgrade left: no `up` again.
         self.assertEqual(['upgrade', ('scenario', False), 'down'], calls)
         self.assertEqual(('real cloud rolling upgrade', ci.upgrade.PHASES,
@@ -131,39 +140,38 @@ class RealCloudTest(base.SeriesTestCase):
 
     def test_a_failed_phase_and_a_new_cloud_for_the_scenario(self):
         calls = []
-        report = {'steps': [{'step': 1, 'passed': True, 'detail': ''},
-                            {'step': 2, 'passed': False,
-                             'detail': 'Failed: 500'}],
-                  'series again': 'not tried: a phase failed'}
+        # The phases after a failed one are entered as not run.
+        report = upgraded((True, ''), (False, 'Failed: 500'),
+                          *[(False, 'not run')] * (ci.upgrade.PHASES - 2),
+                          series_again='not tried: a phase failed')
         results = self.run_real_cloud(
-            lambda up: calls.append(('scenario', up)) or {
-                'steps': [], 'tempest': None},
+            lambda up: calls.append(('scenario', up)) or Report(),
             lambda: calls.append('down'),
             lambda: calls.append('upgrade') or report)
         self.assertEqual(['upgrade', 'down', ('scenario', True), 'down'],
                          calls)
-        upgraded = results[-1]
-        self.assertEqual('real cloud rolling upgrade', upgraded.name)
-        # The phases that never ran count as failed.
-        self.assertEqual((1, ci.upgrade.PHASES - 1, 'phase 2: Failed: 500'),
-                         (upgraded.passed, upgraded.failed, upgraded.error))
+        result = results[-1]
+        self.assertEqual('real cloud rolling upgrade', result.name)
+        self.assertEqual((1, ci.upgrade.PHASES - 1),
+                         (result.passed, result.failed))
+        self.assertTrue(result.error.startswith(
+            'step-2: Failed: 500; step-3: not run'), result.error)
 
     def test_a_cloud_not_back_on_the_series_fails_the_upgrade(self):
         calls = []
-        report = dict(self.UPGRADED, **{'series again': 'SeriesError: x'})
+        report = upgraded(series_again='SeriesError: x')
         results = self.run_real_cloud(
-            lambda up: calls.append(('scenario', up)) or {
-                'steps': [], 'tempest': None},
+            lambda up: calls.append(('scenario', up)) or Report(),
             lambda: calls.append('down'), lambda: report)
         self.assertEqual(['down', ('scenario', True), 'down'], calls)
-        self.assertEqual((ci.upgrade.PHASES, 1, 'the cloud back on the '
-                          'series: SeriesError: x'),
+        self.assertEqual((ci.upgrade.PHASES, 1, 'back on the series: '
+                          'SeriesError: x'),
                          (results[-1].passed, results[-1].failed,
                           results[-1].error))
 
     def test_an_upgrade_that_raises_fails_every_phase_and_itself(self):
         results = self.run_real_cloud(
-            lambda up: {'steps': [], 'tempest': None}, mock.Mock(),
+            lambda up: Report(), mock.Mock(),
             mock.Mock(side_effect=config.SeriesError('a cloud is up')))
         self.assertEqual((0, ci.upgrade.PHASES + 1, 'cloud upgrade: a cloud '
                           'is up'), (results[-1].passed, results[-1].failed,

@@ -237,8 +237,8 @@ class CinderVolumeKilledTest(unittest.TestCase):
 
 
 class NovaComputeKilledTest(unittest.TestCase):
-    """Fault (b) counts only when nova-compute's attach event is still
-    unfinished once the killed process can no longer finish it.
+    """The nova-compute-killed fault counts only when nova-compute's attach
+    event is still unfinished once the killed process can no longer finish it.
     """
 
     def killed(self, after_kill):

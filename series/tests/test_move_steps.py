@@ -122,13 +122,13 @@ class GuestRestartTest(unittest.TestCase):
 
 
 class SwapTest(unittest.TestCase):
-    """Step 7 runs the guest throughout: Nova must have paused it for the
-    copy of its read-only disk.
+    """The swap step runs the guest throughout: Nova must have paused it
+    for the copy of its read-only disk.
     """
 
     def swap(self, log_text=PAUSED_LOG, pools=('pool-a', 'pool-b'),
              mode='ro', records=(('s3', 'ro'),)):
-        """Step 7 with nova-compute logging `log_text`, the volume in
+        """The swap step with nova-compute logging `log_text`, the volume in
         the first of `pools` before the swap and in the second after,
         Nova showing it `mode` and Cinder's attachments `records`.
         """

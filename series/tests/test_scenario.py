@@ -1,11 +1,12 @@
-"""Tests of series.cloud.scenario that need no cloud: the steps in their
-order, numbered on through the faults to the upstream suites, which are
-not reconciled, and none after a failed step 1 but those; the tempest
+"""Tests of series.cloud.scenario that need no cloud: one table of named
+steps, numbered on through the faults to the upstream suites, which are
+not reconciled; what needs a failed step entered as not run; the tempest
 and client functional steps report each test and fail on a run's error,
 a skip or no test; a cloud left on the pristine releases is refused.
 """
 
 import functools
+import re
 import unittest
 from unittest import mock
 
@@ -17,13 +18,15 @@ from series.cloud import scenario
 from series.cloud import sdk_functional
 from series.cloud import tempest
 from series.cloud.tracker import Tracker
+from series.cloud import upgrade_phases
 from series import config
 from series import suites
 from series.tests import base
 
 UPSTREAM = ((tempest, scenario.upstream_tempest, 'tempest'),
-            (sdk_functional, scenario.UPSTREAM_STEPS[1][1], 'openstacksdk'),
-            (osc_functional, scenario.UPSTREAM_STEPS[2][1],
+            (sdk_functional, scenario.UPSTREAM_STEPS[1].function,
+             'openstacksdk'),
+            (osc_functional, scenario.UPSTREAM_STEPS[2].function,
              'openstackclient'))
 
 
@@ -38,46 +41,77 @@ class RunStepsTest(unittest.TestCase):
     def run_steps(self, failed):
         ran = []
 
-        def run_step(tracker, number, title, function, reconcile=True):
-            ran.append((number, title, call(function), reconcile))
-            return number not in failed
+        def run_step(tracker, step, number, function):
+            ran.append((number, step, call(function)))
+            return step.name not in failed
         made = Tracker(mock.Mock())
         self.made = made
-        with mock.patch.object(scenario.steps, 'run_step', run_step):
+        with mock.patch.object(scenario.steps, 'run_step', run_step), \
+                mock.patch.object(scenario.steps, 'say'):
             self.assertIs(made.report, scenario.run_steps(made))
         made.cloud.delete_leftovers.assert_called_once_with()
         return ran
 
     def test_every_step_then_the_faults_then_upstream_unreconciled(self):
-        ran = self.run_steps(failed={2})
-        tables = (scenario.STEPS, faults.FAULTS, scenario.UPSTREAM_STEPS)
-        expected = [entry for table in tables for entry in table]
+        ran = self.run_steps(failed={'attach-modes'})
+        expected = (*scenario.STEPS, *faults.FAULTS, *scenario.UPSTREAM_STEPS)
+        self.assertEqual(expected, scenario.SCENARIO)
         self.assertEqual(list(range(1, len(expected) + 1)),
-                         [number for number, _, _, _ in ran])
+                         [number for number, _, _ in ran])
         self.assertEqual(
-            [(title, call(functools.partial(function, self.made)))
-             for title, function in expected],
-            [(title, function) for _, title, function, _ in ran])
+            [(step, call(functools.partial(step.function, self.made)))
+             for step in expected],
+            [(step, function) for _, step, function in ran])
         self.assertEqual([True] * (len(expected) - 3) + [False] * 3,
-                         [reconcile for _, _, _, reconcile in ran])
-        self.assertEqual(13, len(scenario.STEPS))
-        self.assertEqual('upstream tempest', ran[-3][1].split(':')[0])
+                         [step.reconcile for _, step, _ in ran])
+        self.assertEqual('tempest', ran[-3][1].name)
 
-    def test_a_failed_step_1_leaves_out_the_other_steps_only(self):
-        ran = self.run_steps(failed={1})
-        first_fault = len(scenario.STEPS) + 1
+    def test_names_are_unique_and_each_needs_an_earlier_step(self):
+        names = [step.name for step in scenario.SCENARIO]
+        self.assertEqual(len(names), len(set(names)))
+        for number, step in enumerate(scenario.SCENARIO):
+            if step.needs:
+                self.assertIn(step.needs, names[:number], step.name)
+
+    def test_what_needs_a_failed_multi_create_is_entered_not_run(self):
+        ran = self.run_steps(failed={'multi-create'})
+        not_needing = [step for step in scenario.SCENARIO
+                       if step.needs != 'multi-create']
+        self.assertEqual(['multi-create', 'cinder-volume-killed', 'tempest',
+                          'openstacksdk-functional',
+                          'openstackclient-functional'],
+                         [step.name for step in not_needing])
+        self.assertEqual(not_needing, [step for _, step, _ in ran])
+        entries = self.made.report.steps
+        self.assertEqual(len(scenario.SCENARIO) - len(not_needing),
+                         len(entries))
         self.assertEqual(
-            [1] + list(range(first_fault, first_fault + len(faults.FAULTS) +
-                             len(scenario.UPSTREAM_STEPS))),
-            [number for number, _, _, _ in ran])
+            {'step': 'rabbitmq-restarted',
+             'number': scenario.SCENARIO.index(faults.FAULTS[2]) + 1,
+             'title': faults.FAULTS[2].title, 'passed': False,
+             'detail': 'not run: it needs multi-create, which did not pass',
+             'seconds': 0.0, 'hosts': {}}, entries[-1])
 
     def test_each_step_is_given_the_tracker(self):
         made = Tracker(mock.Mock())
         with mock.patch.object(scenario.steps, 'run_step') as run_step:
             scenario.run_steps(made)
-        for call in run_step.call_args_list:
-            self.assertIs(made, call.args[0])
-            self.assertEqual((made,), call.args[3].args)
+        for call_ in run_step.call_args_list:
+            self.assertIs(made, call_.args[0])
+            self.assertEqual((made,), call_.args[3].args)
+
+
+class ManualTest(unittest.TestCase):
+    """The manual lists the scenario's steps and the upgrade's phases by
+    their names, in the order they run (its numbers are the list's).
+    """
+
+    def test_the_manual_names_every_step_and_phase_in_order(self):
+        listed = re.findall(r'^#\. ``([a-z0-9-]+)``:', (
+            config.ROOT / 'doc' / 'source' / 'cloud.rst').read_text(), re.M)
+        self.assertEqual(
+            [step.name for step in scenario.SCENARIO] +
+            [phase.name for phase in upgrade_phases.PHASES], listed)
 
 
 class RunReportTest(unittest.TestCase):

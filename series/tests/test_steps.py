@@ -24,7 +24,8 @@ class ReconcileTest(unittest.TestCase):
         with mock.patch.object(steps.ledger, 'observe',
                                return_value=seen), \
                 mock.patch.object(steps, 'say'):
-            passed = steps.run_step(made, 1, 'a step', lambda: 'done')
+            passed = steps.run_step(made, steps.Step('a-step', 'a step', None),
+                                    1, lambda: 'done')
         return passed, made.report.steps[-1]
 
     def seen(self, host):
@@ -47,8 +48,9 @@ class ReconcileTest(unittest.TestCase):
         made = self.tracker()
         with mock.patch.object(steps.ledger, 'observe') as observe, \
                 mock.patch.object(steps, 'say'):
-            self.assertTrue(steps.run_step(made, 1, 'tempest',
-                                           lambda: 'done', reconcile=False))
+            self.assertTrue(steps.run_step(
+                made, steps.Step('tempest', 'tempest', None,
+                                 reconcile=False), 1, lambda: 'done'))
         observe.assert_not_called()
 
 
@@ -64,16 +66,18 @@ class EntryTest(unittest.TestCase):
             [{'id': 's1', 'OS-EXT-SRV-ATTR:host': 'mae-compute-a'}],
             [{'id': 's1', 'OS-EXT-SRV-ATTR:host': 'mae-compute-b'}]]
         with mock.patch.object(steps, 'say'):
-            passed = steps.run_step(made, 5, 'a move', function,
-                                    reconcile=False)
+            passed = steps.run_step(
+                made, steps.Step('a-move', 'a move', None, reconcile=False),
+                5, function)
         return passed, made
 
     def test_a_passed_step(self):
         passed, made = self.run_step(lambda: 'moved')
         [entry] = made.report.steps
         self.assertTrue(passed)
-        self.assertEqual(5, made.current_step)
-        self.assertEqual({'step': 5, 'title': 'a move', 'passed': True,
+        self.assertEqual('a-move', made.current_step)
+        self.assertEqual({'step': 'a-move', 'number': 5, 'title': 'a move',
+                          'passed': True,
                           'detail': 'moved',
                           'hosts': {'s1': ['mae-compute-a',
                                            'mae-compute-b']}},
@@ -93,6 +97,32 @@ class EntryTest(unittest.TestCase):
             raise KeyError('volumeId')
         with self.assertRaises(KeyError):
             self.run_step(breaks)
+
+
+class RunTableTest(unittest.TestCase):
+    """Each step of a table in order, by number; a step whose `needs`
+    did not pass is entered as failed without running.
+    """
+
+    def test_a_step_needing_a_failed_one_is_not_run(self):
+        made = Tracker(cloud=mock.Mock())
+        table = (steps.Step('first', 'one', 'fails'),
+                 steps.Step('second', 'two', 'runs'),
+                 steps.Step('third', 'three', 'skipped', needs='first'),
+                 steps.Step('fourth', 'four', 'runs', needs='second'))
+        ran = []
+
+        def run_step(tracker, step, number, function):
+            ran.append((number, function))
+            return function == 'runs'
+        with mock.patch.object(steps, 'run_step', run_step), \
+                mock.patch.object(steps, 'say'):
+            steps.run_table(made, table, lambda step: step.function)
+        self.assertEqual([(1, 'fails'), (2, 'runs'), (4, 'runs')], ran)
+        self.assertEqual([{'step': 'third', 'number': 3, 'title': 'three',
+                           'passed': False, 'detail': 'not run: it needs '
+                           'first, which did not pass', 'seconds': 0.0,
+                           'hosts': {}}], made.report.steps)
 
 
 if __name__ == '__main__':

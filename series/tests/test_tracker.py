@@ -14,7 +14,8 @@ from series.cloud import tracker
 # Slots are placed by the instance UUID.
 SERVER = '6b4164b7-fd66-4758-a5c8-6a2f0c9e1d20'
 SCENARIO_KEYS = ['hosts', 'servers', 'attachments', 'steps', 'volumes',
-                 'faults', 'tempest', 'openstacksdk', 'openstackclient']
+                 'faults', 'tempest', 'openstacksdk', 'openstackclient',
+                 'seconds']
 
 
 class ReportTest(unittest.TestCase):
@@ -39,13 +40,36 @@ class ReportTest(unittest.TestCase):
     def test_upgrade_json_adds_its_sections(self):
         report = tracker.UpgradeReport()
         self.assertEqual(SCENARIO_KEYS + ['versions', 'refusals',
-                                          'database', 'phases'],
+                                          'database', 'phases', 'up_seconds',
+                                          'series_again'],
                          list(report.to_json()))
         report.running['1'] = {'nova-api': {}}
         report.bypass_missing['s1'] = {'aa-1-vdb': 'insmod failed'}
         self.assertEqual({'1': {'nova-api': {}}},
                          report.to_json()['running'])
         self.assertIn('bypass_missing', report.to_json())
+
+    def test_the_verdict_is_every_step_passed(self):
+        report = tracker.Report()
+        self.assertFalse(report.passed())
+        report.steps = [{'step': 'swap', 'passed': True, 'detail': 'ok'}]
+        self.assertTrue(report.passed())
+        report.steps.append({'step': 'evacuate', 'passed': False,
+                             'detail': 'Failed: ERROR'})
+        self.assertEqual(['evacuate: Failed: ERROR'], report.failures())
+        self.assertFalse(report.passed())
+
+    def test_an_upgrade_passes_only_back_on_the_series(self):
+        report = tracker.UpgradeReport(
+            steps=[{'step': 'rollback', 'passed': True, 'detail': ''}])
+        self.assertEqual(['back on the series: not tried: a phase failed'],
+                         report.failures())
+        report.series_again = 'ok'
+        self.assertTrue(report.passed())
+        report.steps[0]['passed'] = False
+        # A failed phase is the failure; the series was not tried.
+        report.series_again = 'not tried: a phase failed'
+        self.assertEqual(['rollback: '], report.failures())
 
     def test_each_report_has_lists_of_its_own(self):
         first, second = tracker.Report(), tracker.Report()

@@ -23,6 +23,44 @@ SERIES_STATE = {
     'compute versions': {'mae-compute-a': 76, 'mae-compute-b': 76}}
 
 
+class RunTest(base.RootTestCase):
+    """The upgrade's run: the cloud back on the series only once every
+    phase passed, and the report's verdict with it.
+    """
+
+    def run_upgrade(self, *passed):
+        report = UpgradeReport(steps=[
+            {'step': f'phase-{number}', 'number': number, 'passed': ok,
+             'title': f'phase {number}',
+             'detail': '', 'seconds': 1.0, 'hosts': {}}
+            for number, ok in enumerate(passed, 1)],
+            database={'upgrade': {'alembic': 'head'}})
+        (self.root / '.work' / 'cloud').mkdir(parents=True)
+        with mock.patch.object(upgrade, 'start_pristine'), \
+                mock.patch.object(upgrade, 'Cloud'), \
+                mock.patch.object(upgrade, 'run_phases',
+                                  return_value=report), \
+                mock.patch.object(upgrade, 'back_on_the_series',
+                                  return_value={'state': 'series'}) as back, \
+                mock.patch.object(upgrade.process, 'say'):
+            self.assertIs(report, upgrade.run())
+        return report, back
+
+    def test_every_phase_passed_puts_the_cloud_back_on_the_series(self):
+        report, back = self.run_upgrade(True, True)
+        back.assert_called_once_with('head')
+        self.assertEqual(('ok', {'state': 'series'}, []),
+                         (report.series_again, report.series_state,
+                          report.failures()))
+        self.assertTrue(report.passed())
+
+    def test_a_failed_phase_leaves_the_cloud_as_it_is(self):
+        report, back = self.run_upgrade(True, False)
+        back.assert_not_called()
+        self.assertEqual('not tried: a phase failed', report.series_again)
+        self.assertFalse(report.passed())
+
+
 class BackOnTheSeriesTest(base.RootTestCase):
 
     def test_back_on_the_series_switches_every_part_then_starts(self):
@@ -143,17 +181,17 @@ class RunningReleasesTest(unittest.TestCase):
                                   return_value=releases.SERIES), \
                 mock.patch.object(steps.ledger, 'observe',
                                   return_value=seen or agreeing()):
-            passed = upgrade.run_phase(upgrade_run, 1, 'a phase',
-                                       lambda upgrade: 'done')
-        return passed, upgrade_run.tracker.report
+            report = upgrade.run_phases(upgrade_run, (steps.Step(
+                'a-phase', 'a phase', lambda upgrade: 'done'),))
+        return report.steps[0]['passed'], report
 
     def test_a_phase_fails_when_a_service_runs_another_release(self):
         wrong = {'nova-api': self.entry('control', 'series', 'pristine')}
         passed, report = self.run_phase(wrong)
         self.assertFalse(passed)
         self.assertIn('nova-api runs series', report.steps[0]['detail'])
-        self.assertEqual(wrong, report.running['1'])
-        self.assertEqual({'1': {}}, report.versions)
+        self.assertEqual(wrong, report.running['a-phase'])
+        self.assertEqual({'a-phase': {}}, report.versions)
 
     def test_a_phase_passes_on_its_parts_releases_and_its_ledger(self):
         right = {'nova-api': self.entry('control', 'series', 'series')}
@@ -161,6 +199,12 @@ class RunningReleasesTest(unittest.TestCase):
         self.assertTrue(passed)
         self.assertEqual('done', report.steps[0]['detail'])
         self.assertEqual(agreeing(), report.steps[0]['seen'])
+
+    def test_every_phase_is_reconciled_and_needs_the_one_before(self):
+        phases = upgrade_phases.PHASES
+        self.assertTrue(all(phase.reconcile for phase in phases))
+        self.assertEqual([None] + [phase.name for phase in phases[:-1]],
+                         [phase.needs for phase in phases])
 
     def test_an_attachment_nova_dropped_fails_the_phase(self):
         right = {'nova-api': self.entry('control', 'series', 'series')}
@@ -207,7 +251,7 @@ class ImportedTest(unittest.TestCase):
 
 
 def agreeing():
-    """What the cloud holds of run_phase()'s ledger."""
+    """What the cloud holds of the ledger of run_phase()'s phase."""
     return {'servers': {'s1': 'mae-compute-a'},
             'nova': [{'server': 's1', 'volume': 'v', 'api_mode': 'ro'}],
             'cinder': [{'server': 's1', 'volume': 'v', 'mode': 'ro',

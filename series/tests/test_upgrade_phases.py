@@ -111,8 +111,9 @@ class PristineTest(PhaseTestCase):
 
 
 class UpgradeControlTest(PhaseTestCase):
-    """Phase 2 on the facts of a db sync that added attach_mode to a
-    non-empty block_device_mapping; each failing test makes one wrong.
+    """The control-upgraded phase on the facts of a db sync that added
+    attach_mode to a non-empty block_device_mapping; each failing test makes
+    one wrong.
     """
 
     def setUp(self):
@@ -260,8 +261,8 @@ def two_servers():
 
 
 class UpgradeHostBTest(PhaseTestCase):
-    """Phase 4: host B on the series, an ro attach on both hosts, checked
-    with the guests' boot ids kept, the ro server live-migrated.
+    """The host-b-upgraded phase: host B on the series, an ro attach on both
+    hosts, checked with the guests' boot ids kept, the ro server live-migrated.
     """
 
     def setUp(self):
@@ -304,8 +305,8 @@ class UpgradeHostBTest(PhaseTestCase):
 
 
 class RollbackTest(PhaseTestCase):
-    """Phase 5: the read-only attachments the upgrade made detached, the
-    packagers' SQL, 34.0.0 everywhere.
+    """The rollback phase: the read-only attachments the upgrade made detached,
+    the packagers' SQL, 34.0.0 everywhere.
     """
 
     def setUp(self):
