@@ -1,7 +1,9 @@
 """This repository's own documentation, doc/source: its Sphinx build
 (with -W), every page reachable from the index, every `tools/series`
-verb it names existing, and the list of the series' patches, read from
-patches/*/series by the `series-patches` directive at build time.
+verb it names existing, its one module map (design.rst) naming every
+module of series/ and series/cloud/, and the list of the series'
+patches, read from patches/*/series by the `series-patches` directive
+at build time.
 """
 
 import email
@@ -23,6 +25,9 @@ SOURCE = Path('doc') / 'source'
 # The pages that tell a newcomer where to read on, besides the manual.
 ALSO_CHECKED = ('README.rst', 'CONTRIBUTING.rst', 'HACKING.rst',
                 'devstack/README.rst')
+# The manual's one module map, and the packages whose modules it names.
+MODULE_MAP = SOURCE / 'design.rst'
+MAPPED_PACKAGES = ('series', 'series/cloud')
 
 
 def patch(path):
@@ -81,6 +86,40 @@ def unreachable_pages(source):
              if not any(part.startswith('_')
                         for part in path.relative_to(source).parts)}
     return sorted(pages - seen)
+
+
+def module_map(page):
+    """The modules the module map of `page` names, in its order: its list
+    entries that begin with a module's dotted name (``* ``series.cloud.
+    guest``: ...``).
+    """
+    return re.findall(r'^\* ``(series(?:\.\w+)+)``', page.read_text(),
+                      re.M)
+
+
+def mapped_modules(page):
+    return set(module_map(page))
+
+
+def package_modules(root):
+    """The dotted names of the modules of MAPPED_PACKAGES under `root`
+    (their __init__ aside).
+    """
+    return {'.'.join(path.relative_to(root).with_suffix('').parts)
+            for package in MAPPED_PACKAGES
+            for path in (root / package).glob('*.py')
+            if path.name != '__init__.py'}
+
+
+def module_map_problems(root, page):
+    """The modules under `root` that the module map of `page` misses, and
+    the entries of the map that name no module.
+    """
+    mapped, modules = mapped_modules(page), package_modules(root)
+    return ([f'{name}: not in the module map of {page.name}'
+             for name in sorted(modules - mapped)] +
+            [f'{name}: in the module map of {page.name}, no such module'
+             for name in sorted(mapped - modules)])
 
 
 def named_verbs(text):

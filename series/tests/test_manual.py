@@ -1,5 +1,5 @@
 """Tests of series.manual: the patch lists read from patches/, pages
-reachable from the index, verbs named that exist.
+reachable from the index, verbs named that exist, the module map.
 """
 
 from pathlib import Path
@@ -93,3 +93,50 @@ class VerbsTest(unittest.TestCase):
     def test_this_manual_and_readme(self):
         self.assertEqual({}, manual.unknown_verbs(manual.doc_files(),
                                                   manual.known_verbs()))
+
+
+class ModuleMapTest(unittest.TestCase):
+
+    def setUp(self):
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        self.root = Path(tmp.name)
+        for name in ('series/__init__.py', 'series/config.py',
+                     'series/cloud/__init__.py', 'series/cloud/guest.py',
+                     'series/cloud/guest_write.c',
+                     'series/tests/test_config.py'):
+            path = self.root / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text('')
+        self.page = self.root / 'design.rst'
+
+    def write_map(self, *names):
+        self.page.write_text(
+            'Modules\n-------\n\n' +
+            ''.join(f'* ``{name}``: what it holds.\n' for name in names) +
+            '\nNot an entry: ``series.queue``.\n\n'
+            '* ``projects.toml``: not a module.\n')
+
+    def test_a_map_of_every_module_passes(self):
+        self.write_map('series.config', 'series.cloud.guest')
+        self.assertEqual({'series.config', 'series.cloud.guest'},
+                         manual.mapped_modules(self.page))
+        self.assertEqual([], manual.module_map_problems(self.root,
+                                                        self.page))
+
+    def test_a_module_missing_from_the_map_is_named(self):
+        self.write_map('series.config')
+        self.assertEqual(
+            ['series.cloud.guest: not in the module map of design.rst'],
+            manual.module_map_problems(self.root, self.page))
+
+    def test_an_entry_naming_no_module_is_named(self):
+        self.write_map('series.config', 'series.cloud.guest',
+                       'series.cloud.gone')
+        self.assertEqual(
+            ['series.cloud.gone: in the module map of design.rst, no such '
+             'module'], manual.module_map_problems(self.root, self.page))
+
+    def test_this_manual(self):
+        self.assertEqual([], manual.module_map_problems(
+            config.ROOT, config.ROOT / manual.MODULE_MAP))
