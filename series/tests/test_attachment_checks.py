@@ -213,17 +213,20 @@ class RecordServerTest(unittest.TestCase):
     SLOT = bytes(probes.SLOT_BYTES)
     WRITTEN = guest.marker(SERVER).ljust(probes.SLOT_BYTES, b'\0')
 
-    def guest_report(self, read_only):
-        """What the guest says of the disk, read-only or writable."""
+    def guest_report(self, read_only, sector=None):
+        """What the guest says of the disk, read-only or writable, having
+        written `sector` (its instance's slot by default).
+        """
         return guest.Report(
             boot='aaaaaaaa', seq=3, disk='vdb',
             serial=self.VOLUME[:guest.SERIAL_CHARS], ro=read_only,
-            sector=guest.slot_sector(self.SERVER, SIZE_GIB << 30),
+            sector=sector or guest.slot_sector(self.SERVER, SIZE_GIB << 30),
             bypass=-5 if read_only else 0,
             write='FAILED' if read_only else 'OK',
             error='Operation not permitted' if read_only else '')
 
-    def record(self, ledger_mode='ro', api_mode='ro', seen_ro=True):
+    def record(self, ledger_mode='ro', api_mode='ro', seen_ro=True,
+               sector=None):
         """record_server()'s problems for one attachment the API shows in
         `api_mode`, the ledger holds in `ledger_mode` (None: not at all),
         and the XML, QEMU and the guest show read-only or not (the guest
@@ -237,13 +240,13 @@ class RecordServerTest(unittest.TestCase):
             {'volumeId': self.VOLUME, 'device': '/dev/vdb',
              'attach_mode': api_mode}]
         made = Tracker(cloud)
-        made.current_step = 2
+        made.current_step = 'attach-modes'
         if ledger_mode:
             made.ledger.attach(self.SERVER, self.VOLUME, ledger_mode,
                                ledger_mode)
             made.baseline[self.SERVER, self.VOLUME] = self.SLOT
         in_guest = {self.VOLUME[:guest.SERIAL_CHARS]:
-                    self.guest_report(seen_ro)}
+                    self.guest_report(seen_ro, sector)}
         with mock.patch.object(attachment_checks.hosts, 'virsh',
                                return_value=subprocess.CompletedProcess(
                                    'domuuid', 0, stdout='uuid-1\n')), \
@@ -274,6 +277,12 @@ class RecordServerTest(unittest.TestCase):
         self.assertEqual(
             [f'{self.VOLUME} on {self.SERVER} ({self.HOST.name}), expected '
              'ro: api_mode=rw'], self.record(api_mode='rw'))
+
+    def test_a_guest_writing_outside_its_slot_is_a_problem(self):
+        self.assertEqual(
+            [f'{self.VOLUME} on {self.SERVER} ({self.HOST.name}), expected '
+             'ro: the guest wrote sector 8, not its instance\'s slot'],
+            self.record(sector=8))
 
     def test_an_attachment_not_in_the_ledger_is_a_problem(self):
         self.assertEqual(
