@@ -108,6 +108,51 @@ def lint_message(name, message, blueprint_trailer=True, upstream=False):
     return [f'{name}: {p}' for p in problems]
 
 
+# The trailers of OpenDev's Gerrit, which a project reviewed on GitHub
+# does not read.
+GERRIT_TRAILER = re.compile(
+    r'^(Change-Id|Depends-On|(Partially-)?Implements|Blueprint|'
+    r'(Closes|Partial|Related)-Bug): ', re.M)
+
+
+# A project reviewed on GitHub: the issue a fix closes, `#NEW` until it is
+# filed (`check --upstream` refuses that).
+GITHUB_ISSUE = re.compile(r'^(Fixes|For) #(\d+|NEW)$', re.M)
+
+
+def lint_github_message(name, message, upstream=False):
+    """Return the ways a patch's commit message breaks the rules of a
+    project reviewed on GitHub: a subject, a blank line, lines of at most
+    72 columns, ASCII, the Nova blueprint named in the text or the issue
+    it fixes given (`Fixes #N`), no Gerrit trailer.
+    """
+    problems = []
+    lines = message.splitlines()
+    subject = lines[0] if lines else ''
+    if not subject:
+        problems.append('empty subject')
+    elif len(subject) > MAX_SUBJECT:
+        problems.append(f'subject is {len(subject)} characters (never over '
+                        f'{MAX_SUBJECT})')
+    if len(lines) > 1 and lines[1]:
+        problems.append('no blank line after the subject')
+    for number, line in enumerate(lines[2:], 3):
+        if len(line) > 72 and not re.search(r'\S{40,}', line):
+            problems.append(f'line {number} is over 72 columns')
+    if not message.isascii():
+        problems.append('message is not ASCII')
+    issues = GITHUB_ISSUE.findall(message)
+    if not BLUEPRINT_IN_TEXT.search(message) and not issues:
+        problems.append('neither names the Nova blueprint ("Nova blueprint '
+                        '<name>") nor the issue it fixes ("Fixes #N")')
+    if upstream and any(number == 'NEW' for _, number in issues):
+        problems.append('Fixes #NEW: file the issue and give its number')
+    for trailer in GERRIT_TRAILER.findall(message):
+        problems.append(f'a Gerrit trailer ({trailer[0]}:) in a project '
+                        'reviewed on GitHub')
+    return [f'{name}: {p}' for p in problems]
+
+
 def commit_message_of_patch(data):
     """Return the commit message held in a format-patch file."""
     head, _, rest = data.partition('\n\n')
@@ -138,9 +183,12 @@ def check_series_files(project, upstream=False):
             continue
         text = path.read_text(errors='replace')
         message = commit_message_of_patch(text)
-        problems.extend(lint_message(
-            name, message, blueprint_trailer=project.blueprint_trailer,
-            upstream=upstream))
+        if project.review == 'github':
+            problems.extend(lint_github_message(name, message, upstream))
+        else:
+            problems.extend(lint_message(
+                name, message, blueprint_trailer=project.blueprint_trailer,
+                upstream=upstream))
         if upstream:
             problems.extend(identity.upstream_problems(name, text))
         for change_id in CHANGE_ID.findall(message):

@@ -22,7 +22,7 @@ from series import contract
 from series import demo
 from series import each
 from series import identity
-from series import linters
+from series import kinds
 from series import manual
 from series import mutants
 from series import patched_docs
@@ -162,10 +162,10 @@ def test(args, project):
     started = time.monotonic()
     only_unit = args.unit and not args.functional
     only_func = args.functional and not args.unit
-    results = suites.test(project, filters=args.tests, full=args.full,
-                          unit=not only_func, functional=not only_unit,
-                          databases=args.databases,
-                          concurrency=args.concurrency)
+    results = kinds.test(project, filters=args.tests, full=args.full,
+                         unit=not only_func, functional=not only_unit,
+                         databases=args.databases,
+                         concurrency=args.concurrency)
     return suites.print_summary(results, started)
 
 
@@ -185,8 +185,8 @@ def add_test(verbs):
 
 
 def lint(args, project):
-    return 1 if (linters.lint(project).failed or
-                 linters.typecheck(project).failed) else 0
+    return 1 if (kinds.lint(project).failed or
+                 kinds.typecheck(project).failed) else 0
 
 
 def add_lint(verbs):

@@ -18,11 +18,24 @@ class SeriesError(Exception):
     """A problem the user must fix; printed without a traceback."""
 
 
+KINDS = ('python', 'go')
+
+
 @dataclasses.dataclass
 class Project:
     name: str
     version: str
-    sha256: str
+    # The pin of a Python sdist; a Go module's is h1.
+    sha256: str = ''
+    # 'python' (an sdist from the package index) or 'go' (a module from the
+    # Go module proxy, `module` its path).
+    kind: str = 'python'
+    module: str = ''
+    # The Go checksum database's hash of the module zip (go.sum's line).
+    h1: str = ''
+    # Where the project reviews changes: 'gerrit' (OpenDev's, with its
+    # trailers) or 'github' (pull requests).
+    review: str = 'gerrit'
     constraints: str = ''
     unit_tests: str = ''
     functional_tests: str = ''
@@ -58,6 +71,10 @@ class Project:
 
     def __post_init__(self):
         self.package = self.package or self.name
+        if self.kind not in KINDS:
+            raise SeriesError(f'projects.toml: [{self.name}] kind '
+                              f'{self.kind!r} is not one of '
+                              f'{", ".join(KINDS)}')
 
     @property
     def installed_version(self):
@@ -71,6 +88,19 @@ class Project:
     def sdist(self):
         return ROOT / '.work' / 'downloads' / (
             f'{self.name}-{self.version}.tar.gz')
+
+    @property
+    def archive(self):
+        """The release as downloaded: the sdist, or the module zip."""
+        if self.kind == 'go':
+            return ROOT / '.work' / 'downloads' / (
+                f'{self.name}-{self.version}.zip')
+        return self.sdist
+
+    @property
+    def digest(self):
+        """The pin of the release: its sha256, or its h1 hash."""
+        return self.h1 if self.kind == 'go' else self.sha256
 
     @property
     def pristine(self):
@@ -103,7 +133,10 @@ def load_projects():
                     'type_check_packages', 'series_requirements',
                     'lint_commands'):
             fields[key] = tuple(fields.get(key, ()))
-        projects[name] = Project(name=name, **fields)
+        project = projects[name] = Project(name=name, **fields)
+        if not project.digest:
+            pin = 'h1' if project.kind == 'go' else 'sha256'
+            raise SeriesError(f'projects.toml: [{name}] pins no {pin}')
     return projects
 
 

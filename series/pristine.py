@@ -1,5 +1,6 @@
-"""The pinned base: the release sdist, verified and unpacked, as a git
-repository whose one commit is the pristine tree.
+"""The pinned base: the release sdist (or a Go module's zip,
+series.go_module), verified and unpacked, as a git repository whose one
+commit is the pristine tree.
 """
 
 import hashlib
@@ -9,6 +10,7 @@ import sys
 import tempfile
 
 from series import config
+from series import go_module
 from series import process
 
 
@@ -74,16 +76,30 @@ def fetch_base(project):
 
 def unpack_pristine(project):
     """Return the unpacked pristine tree (a read-only cache)."""
-    stamp = project.pristine.with_name(project.pristine.name + '.sha256')
-    if stamp.exists() and stamp.read_text().strip() == project.sha256:
+    stamp = project.pristine.with_name(project.pristine.name + '.pin')
+    if stamp.exists() and stamp.read_text().strip() == project.digest:
         return project.pristine
-    sdist = fetch_base(project)
     shutil.rmtree(project.pristine, ignore_errors=True)
     project.pristine.mkdir(parents=True)
-    process.run(['tar', '-xzf', sdist, '-C', project.pristine,
-                 '--strip-components=1'])
-    stamp.write_text(project.sha256 + '\n')
+    if project.kind == 'go':
+        go_module.unpack(go_module.fetch(project), project.pristine,
+                         f'{project.module}@{project.version}/')
+    else:
+        process.run(['tar', '-xzf', fetch_base(project), '-C',
+                     project.pristine, '--strip-components=1'])
+    stamp.write_text(project.digest + '\n')
     return project.pristine
+
+
+def verified(project):
+    """Whether the downloaded release matches its pin; None if it is not
+    downloaded.
+    """
+    if not project.archive.exists():
+        return None
+    if project.kind == 'go':
+        return go_module.hash1(project.archive) == project.h1
+    return sha256_of(project.archive) == project.sha256
 
 
 def init_base_repo(project, path):
@@ -99,6 +115,8 @@ def commit_pristine(project, path):
     env = dict(TOOL_IDENT, GIT_AUTHOR_DATE=BASE_DATE,
                GIT_COMMITTER_DATE=BASE_DATE)
     process.git('add', '-A', '-f', cwd=path)
+    pinned = (f'module zip of {project.module}, {project.h1}'
+              if project.kind == 'go' else f'sdist, sha256 {project.sha256}')
     process.git('commit', '-q', '--no-verify', '-m',
                 f'{project.name} {project.version}\n\nThe pristine release '
-                f'sdist, sha256 {project.sha256}.', cwd=path, env=env)
+                f'{pinned}.', cwd=path, env=env)

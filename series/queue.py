@@ -219,10 +219,11 @@ def apply(project, force=False, alternative=''):
     pristine.init_base_repo(project, tree)
     (tree / '.git' / 'info').mkdir(exist_ok=True)
     (tree / '.git' / 'info' / 'exclude').write_text(WORK_TREE_EXCLUDES)
-    hook = tree / '.git' / 'hooks' / 'commit-msg'
-    hook.parent.mkdir(exist_ok=True)
-    hook.write_text(COMMIT_MSG_HOOK)
-    hook.chmod(0o755)
+    if project.review == 'gerrit':
+        hook = tree / '.git' / 'hooks' / 'commit-msg'
+        hook.parent.mkdir(exist_ok=True)
+        hook.write_text(COMMIT_MSG_HOOK)
+        hook.chmod(0o755)
     for name in names:
         result = process.git('am', '-q', '--committer-date-is-author-date',
                              project.patches / name, cwd=tree,
@@ -299,11 +300,11 @@ def plural(count, noun):
 def status(project):
     names = read_series(project)
     pinned = f'{project.name} {project.version}'
-    if project.sdist.exists():
-        verified = pristine.sha256_of(project.sdist) == project.sha256
-        pinned += ' (sdist verified)' if verified else ' (sdist sha256 WRONG)'
-    else:
-        pinned += ' (sdist not downloaded)'
+    what = 'module zip' if project.kind == 'go' else 'sdist'
+    verified = pristine.verified(project)
+    pinned += {None: f' ({what} not downloaded)', True: f' ({what} verified)',
+               False: f' ({what} {"h1" if project.kind == "go" else "sha256"}'
+               ' WRONG)'}[verified]
     line = (f'{project.name}: base {pinned}, '
             f'{plural(len(names), "patch")} in series')
     if not (project.tree / '.git').exists():

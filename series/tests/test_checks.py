@@ -271,6 +271,41 @@ class LintMessageTest(unittest.TestCase):
                          checks.commit_message_of_patch(patch))
 
 
+class GithubMessageTest(unittest.TestCase):
+    """The rules of a project reviewed on GitHub: no Gerrit trailer, the
+    Nova blueprint or the issue fixed named.
+    """
+
+    FIX = ('compute: accept 202 from volumeattach.Create\n\n'
+           'Nova answers 202 from microversion 2.101.\n\nFixes #NEW')
+
+    def test_a_fix_naming_its_issue(self):
+        self.assertEqual([], checks.lint_github_message('0001', self.FIX))
+
+    def test_a_change_naming_the_nova_blueprint(self):
+        self.assertEqual([], checks.lint_github_message(
+            '0002', 'compute: add AttachMode\n\nNova blueprint '
+            'volume-multiattach-enhancements: 2.105.'))
+
+    def test_gerrit_trailers_and_no_reference_are_refused(self):
+        self.assertEqual(
+            ['0001: neither names the Nova blueprint ("Nova blueprint '
+             '<name>") nor the issue it fixes ("Fixes #N")',
+             '0001: a Gerrit trailer (Change-Id:) in a project reviewed on '
+             'GitHub'],
+            checks.lint_github_message(
+                '0001', 'compute: a change\n\nText.\n\nChange-Id: I' +
+                'a' * 40))
+
+    def test_an_issue_not_filed_is_refused_upstream(self):
+        self.assertEqual(['0001: Fixes #NEW: file the issue and give its '
+                          'number'],
+                         checks.lint_github_message('0001', self.FIX,
+                                                    upstream=True))
+        self.assertEqual([], checks.lint_github_message(
+            '0001', self.FIX.replace('#NEW', '#4100'), upstream=True))
+
+
 class RepositoryUpstreamTest(unittest.TestCase):
     """The Nova series as this repository holds it: clean for `check`,
     and `check --upstream` refuses each of its placeholders.

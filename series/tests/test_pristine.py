@@ -42,6 +42,9 @@ class BaseTest(fixture.SeriesTestCase):
         # Nothing outside the repository: every project names a file of it.
         with mock.patch.object(config, 'ROOT', fixture.REPOSITORY):
             for project in config.load_projects().values():
+                if project.kind == 'go':
+                    # Its dependencies are pinned by its own go.sum.
+                    continue
                 self.assertTrue(project.constraints_file.is_relative_to(
                     fixture.REPOSITORY))
                 pristine.check_constraints(project)

@@ -1,0 +1,186 @@
+"""A Go project's tests and static checks: `go test -json` of the
+packages its series touches, judged test by test as a stestr run is
+(suites.judge: a skip is not a pass, no test run fails), `go vet` of
+those packages and `gofmt -l` of the Go files it changes.
+
+A package's tests are the package's own and, where the project keeps
+them beside it (gophercloud's `<package>/testing`), those of its
+`testing` directory.
+"""
+
+import json
+from pathlib import Path
+import time
+
+from series import config
+from series import go_module
+from series import process
+from series import queue
+from series import selection
+from series import suites
+
+# `go test -timeout`: a hung test fails its package instead of CI.
+TIMEOUT = '10m'
+
+
+def packages(tree, files):
+    """The packages (./dir) of the Go files among `files` (paths relative
+    to `tree`), each with its `testing` directory where it has one.
+    """
+    found = []
+    for name in files:
+        if not name.endswith('.go') or not (tree / name).exists():
+            continue
+        directory = Path(name).parent
+        for candidate in (directory, directory / 'testing'):
+            if (any((tree / candidate).glob('*.go')) and
+                    candidate not in found):
+                found.append(candidate)
+    return [f'./{directory}' if str(directory) != '.' else '.'
+            for directory in found]
+
+
+def events(output):
+    """The events of `go test -json` output (lines that are not JSON,
+    such as a build error printed before them, left out).
+    """
+    found = []
+    for line in output.splitlines():
+        if line.startswith('{'):
+            try:
+                found.append(json.loads(line))
+            except json.JSONDecodeError:
+                continue
+    return found
+
+
+def results_of(stream):
+    """({test id: status}, {test id: skip reason}) of a run's events:
+    each top-level test as `<package>.<Test>` with 'success', 'fail' or
+    'skip'; a package that failed without a test failing (it did not
+    build, or its TestMain failed) as `<package>` 'fail'.
+    """
+    results, output = {}, {}
+    failed_packages = []
+    for event in stream:
+        package, test = event.get('Package', ''), event.get('Test')
+        action = event.get('Action')
+        if test and '/' in test:
+            continue
+        if test is None:
+            if action == 'fail':
+                failed_packages.append(package)
+            continue
+        test_id = f'{package}.{test}'
+        if action == 'output':
+            output.setdefault(test_id, []).append(event.get('Output', ''))
+        elif action in ('pass', 'fail', 'skip'):
+            results[test_id] = {'pass': 'success'}.get(action, action)
+    for package in failed_packages:
+        if not any(test_id.startswith(f'{package}.') and status == 'fail'
+                   for test_id, status in results.items()):
+            results[package] = 'fail'
+    skips = {test_id: skip_reason(output.get(test_id, []))
+             for test_id, status in results.items() if status == 'skip'}
+    return results, skips
+
+
+def skip_reason(lines):
+    """What a skipped test printed, without go test's own lines."""
+    return ' '.join(line.strip() for line in lines
+                    if line.strip() and not line.lstrip().startswith(
+                        ('=== ', '--- '))).strip()
+
+
+def listed(tree, package_paths):
+    """The test ids `go test -list` gives for the packages."""
+    proc = go_module.go('test', '-json', '-list', '.', *package_paths,
+                        cwd=tree, check=False)
+    ids = []
+    for event in events(proc.stdout):
+        name = event.get('Output', '').strip()
+        if (event.get('Action') == 'output' and name.startswith(
+                ('Test', 'Example', 'Fuzz')) and ' ' not in name):
+            ids.append(f'{event["Package"]}.{name}')
+    return ids
+
+
+def run(project, package_paths, name, background=False):
+    """`go test -json` of the packages in the work tree; a SuiteResult,
+    judged against what `go test -list` selects.
+    """
+    tree = project.tree
+    result = suites.SuiteResult(name=f'{project.name} {name}')
+    started = time.monotonic()
+    selected = listed(tree, package_paths)
+    command = ['go', 'test', '-json', '-count=1', f'-timeout={TIMEOUT}',
+               *package_paths]
+    log = config.ROOT / '.work' / 'logs' / f'{project.name}-{name}.log'
+    log.parent.mkdir(parents=True, exist_ok=True)
+    process.say(f'{project.name}: {name}: go test of '
+                f'{len(package_paths)} packages (log: '
+                f'{log.relative_to(config.ROOT)})')
+    proc = process.run(process.background(command) if background
+                       else command, cwd=tree,
+                       env=go_module.environment(), check=False)
+    log.write_text(proc.stdout)
+    results, skips = results_of(events(proc.stdout))
+    suites.judge(result, proc.returncode, results, selected)
+    result.skips = skips
+    if result.failed:
+        result.error = '; '.join(filter(None, [result.error, f'see {log}']))
+    result.seconds = round(time.monotonic() - started, 1)
+    return result
+
+
+def test(project, background=False):
+    """The tests of the packages the series touches; [SuiteResult]."""
+    queue.ensure_tree(project)
+    changed = selection.changed_files(project.tree)
+    package_paths = packages(project.tree, changed)
+    process.say(f'{project.name}: selection derived from the series: '
+                f'{len(package_paths)} packages')
+    for package in package_paths:
+        process.say(f'  {package}')
+    if not package_paths:
+        result = suites.SuiteResult(name=f'{project.name} unit')
+        result.fail('the series changes no Go package')
+        return [result]
+    return [run(project, package_paths, 'unit', background)]
+
+
+def lint(project):
+    """`gofmt -l` of the Go files the series changes and `go vet` of
+    their packages; a SuiteResult with one entry per check.
+    """
+    queue.ensure_tree(project)
+    tree = project.tree
+    changed = [name for name in selection.changed_files(tree)
+               if name.endswith('.go') and (tree / name).exists()]
+    result = suites.SuiteResult(name=f'{project.name} gofmt, go vet')
+    checks = {}
+    if changed:
+        unformatted = process.run(['gofmt', '-l', '-s', *changed], cwd=tree,
+                                  check=False)
+        checks['gofmt'] = (unformatted.returncode == 0 and
+                           not unformatted.stdout.strip(),
+                           unformatted.stdout.strip())
+        vet = go_module.go('vet', *packages(tree, changed), cwd=tree,
+                           check=False)
+        checks['go vet'] = (vet.returncode == 0, vet.stdout.strip())
+    for check, (ok, output) in checks.items():
+        process.say(f'{project.name}: {check}: '
+                    f'{"clean" if ok else "FAILED"} on {len(changed)} '
+                    f'changed files{"" if ok else ":"}')
+        if not ok:
+            process.say(output)
+    result.results = {check: 'success' if ok else 'fail'
+                      for check, (ok, _) in checks.items()}
+    result.count()
+    problems = [f'{check}: {output}' for check, (ok, output)
+                in checks.items() if not ok]
+    if not checks:
+        result.fail('the series changes no Go file')
+    elif problems:
+        result.error = '; '.join(problems)
+    return result

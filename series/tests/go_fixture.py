@@ -1,0 +1,61 @@
+"""A Go module of the tests' own, served by a Go module proxy in a
+directory (GOPROXY=file://...), so that the real go command fetches,
+builds and tests it without a network.
+"""
+
+import io
+import json
+import os
+from pathlib import Path
+import zipfile
+
+from unittest import mock
+
+from series import go_module
+from series.tests import base
+
+MODULE = 'example.com/demo'
+VERSION = 'v1.0.0'
+FILES = {
+    'go.mod': 'module example.com/demo\n\ngo 1.22\n',
+    'demo.go': 'package demo\n\n// Double doubles.\n'
+               'func Double(n int) int { return 2 * n }\n',
+    'testing/demo_test.go': (
+        'package testing\n\nimport (\n\t"testing"\n\n'
+        '\t"example.com/demo"\n)\n\n'
+        'func TestDouble(t *testing.T) {\n'
+        '\tif demo.Double(2) != 4 {\n\t\tt.Fatal("2 * 2")\n\t}\n}\n'),
+}
+
+
+def module_zip(files=FILES, module=MODULE, version=VERSION):
+    """The bytes of a module zip holding `files` under module@version/."""
+    data = io.BytesIO()
+    with zipfile.ZipFile(data, 'w') as archive:
+        for name, text in sorted(files.items()):
+            archive.writestr(f'{module}@{version}/{name}', text)
+    return data.getvalue()
+
+
+def serve(test, directory, files=FILES):
+    """Put the module in a proxy directory and point the go command at
+    it for the rest of `test` (its module cache is the test's root's, its
+    build cache this repository's, which the go command keeps safe to
+    share); the zip's path.
+    """
+    versions = Path(directory) / MODULE / '@v'
+    versions.mkdir(parents=True)
+    (versions / 'list').write_text(f'{VERSION}\n')
+    (versions / f'{VERSION}.info').write_text(json.dumps(
+        {'Version': VERSION, 'Time': '2026-01-01T00:00:00Z'}))
+    (versions / f'{VERSION}.mod').write_text(files['go.mod'])
+    archive = versions / f'{VERSION}.zip'
+    archive.write_bytes(module_zip(files))
+    for patcher in (
+            mock.patch.dict(os.environ, {'GOPROXY': f'file://{directory}'}),
+            mock.patch.object(go_module, 'build_cache',
+                              return_value=base.REPOSITORY / '.work' /
+                              'go' / 'cache')):
+        patcher.start()
+        test.addCleanup(patcher.stop)
+    return archive
