@@ -47,6 +47,16 @@ def boot_problems(before, after, guest_restart):
     return []
 
 
+def kernel_fault_problems(seen_before, console):
+    """The guest kernel's faults on `console` that the last check had not
+    seen (`seen_before`, a set of their lines): a guest whose kernel
+    faulted vouches for nothing it reports after.
+    """
+    new = [line for line in guest.kernel_faults(console)
+           if line not in seen_before]
+    return [f'the guest kernel faulted: {"; ".join(new[:3])}'] if new else []
+
+
 def image_problems(name, volume_id, changed, written_by):
     """What the rbd-images step finds wrong with a volume's whole RBD image:
     `written_by` is 'rw' (a guest wrote it: it must have changed), 'copy'
@@ -62,20 +72,27 @@ def image_problems(name, volume_id, changed, written_by):
 
 def check_views(tracker, server_ids=None, guest_restart=None):
     """Observe every attachment of the servers (the tracker's, without
-    `server_ids`); fail unless all agree with the mode asked for, and
-    each guest's boot id with `guest_restart` (boot_problems()).
+    `server_ids`); fail unless all agree with the mode asked for, each
+    guest's boot id with `guest_restart` (boot_problems()) and no guest
+    kernel faulted since the last check (kernel_fault_problems()).
     """
     server_ids = server_ids or tracker.servers
     reports = fresh_reports(tracker, server_ids)
+    consoles = {server_id: tracker.cloud.console(server_id)
+                for server_id in server_ids}
     # Rounds left out because their bypass write logged no result,
     # with insmod's error (guest.latest()).
     for server_id in server_ids:
-        missing = guest.missing(tracker.cloud.console(server_id))
+        missing = guest.missing(consoles[server_id])
         if missing:
             tracker.report.bypass_missing.setdefault(
                 server_id, {}).update(missing)
     problems = []
     for server_id in server_ids:
+        seen = tracker.kernel_faults.setdefault(server_id, set())
+        problems += [f'{server_id}: {problem}' for problem in
+                     kernel_fault_problems(seen, consoles[server_id])]
+        seen.update(guest.kernel_faults(consoles[server_id]))
         problems += record_server(tracker, server_id, reports[server_id])
         # guest.latest(): the reports of the guest's latest boot.
         boot = next(iter(reports[server_id].values())).boot

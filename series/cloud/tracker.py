@@ -116,6 +116,8 @@ class Tracker:
         self.ledger = ledger.Ledger()
         # server -> the guest's boot id at its last check.
         self.boots = {}
+        # server -> the guest kernel's fault lines seen at its checks.
+        self.kernel_faults = {}
         # (server, volume) -> the server's slot in the volume's RBD image
         # before the attachment began.
         self.baseline = {}
