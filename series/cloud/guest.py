@@ -454,8 +454,8 @@ def latest(console, after=None):
 
 # The first lines of a guest kernel's oops, panic or BUG report.
 KERNEL_FAULT = re.compile(
-    r'^\[\s*\d+\.\d+\] ((?:general protection fault|BUG: |Oops: |'
-    r'Kernel panic|RIP: 0010:)[^\r\n]*)', re.M)
+    r'^\[\s*\d+\.\d+\] ((?:general protection fault|BUG: |kernel BUG at |'
+    r'Oops: |Kernel panic|RIP: 0010:)[^\r\n]*)', re.M)
 
 
 def kernel_faults(console):

@@ -95,11 +95,13 @@ class ReportsTest(unittest.TestCase):
                    '\r\n'
                    '[  544.862460] RIP: 0010:ftrace_release_mod+0x107/0x2a0'
                    '\r\n'
-                   '[  600.000000] BUG: kernel NULL pointer dereference\r\n')
+                   '[  600.000000] BUG: kernel NULL pointer dereference\r\n'
+                   '[  601.000000] kernel BUG at lib/list_debug.c:62!\r\n')
         self.assertEqual(
             ['general protection fault, probably for non-canonical address '
              '0x2d646c6975622e75', 'RIP: 0010:ftrace_release_mod+0x107/0x2a0',
-             'BUG: kernel NULL pointer dereference'],
+             'BUG: kernel NULL pointer dereference',
+             'kernel BUG at lib/list_debug.c:62!'],
             guest.kernel_faults(console))
         self.assertEqual([], guest.kernel_faults(line('aaaaaaaa', 1, 'vda')))
 
