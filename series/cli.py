@@ -334,6 +334,9 @@ def build_parser():
 # The verbs that take no project of their own (run_ci, run_demo and
 # run_cloud read theirs from args; manual documents Nova's series).
 WITHOUT_PROJECT = ('ci', 'demo', 'cloud')
+# The verbs that know the Python projects only (an sdist, stestr, a
+# virtualenv); the others take a Go module too (series.kinds).
+PYTHON_ONLY = ('rebase', 'each', 'docs', 'contract', 'bench', 'rpm-patches')
 
 
 def main(argv=None):
@@ -350,6 +353,11 @@ def main(argv=None):
         else:
             project = getattr(args, 'project', None)
             project = project and config.get_project(project)
+            if (project and project.kind != 'python' and
+                    args.verb in PYTHON_ONLY):
+                raise config.SeriesError(
+                    f'`{args.verb}` takes a Python project; {project.name} '
+                    f'is a {project.kind} module')
         return args.func(args, project) or 0
     except config.SeriesError as error:
         print(f'tools/series: {error}', file=sys.stderr)

@@ -9,6 +9,7 @@ from unittest import mock
 
 from series import cli
 from series.cloud import cli as cloud_cli
+from series import config
 
 
 class BuildParserTest(unittest.TestCase):
@@ -88,3 +89,16 @@ class CloudCliTest(unittest.TestCase):
                  ('up', 'down', 'status', 'scenario', 'upgrade')])
         up.assert_called_once_with()
         down.assert_called_once_with()
+
+
+class PythonOnlyTest(unittest.TestCase):
+
+    def test_a_verb_of_python_projects_refuses_a_go_module(self):
+        project = config.Project(name='gophercloud', version='v2.16.0',
+                                 kind='go', module='example.com/m',
+                                 h1='h1:x=')
+        with mock.patch.object(config, 'get_project', return_value=project), \
+                mock.patch('sys.stderr', new_callable=io.StringIO) as err:
+            self.assertEqual(2, cli.main(['each', 'gophercloud']))
+        self.assertIn('`each` takes a Python project; gophercloud is a go '
+                      'module', err.getvalue())
