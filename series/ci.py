@@ -38,7 +38,7 @@ CI_MUTANT_PROJECTS = (mutants.TOOLS, 'os-traits', 'openstacksdk',
 # The projects whose every commit CI runs alone (`tools/series each`):
 # all but Nova, whose commits take a stestr run of their modules each.
 CI_EACH_PROJECTS = ('os-traits', 'openstacksdk', 'python-openstackclient',
-                    'tempest', 'cinder')
+                    'tempest', 'cinder', 'gophercloud')
 # The tool tests that skip without a virtualenv of this checkout.
 VIRTUALENV_TOOL_TESTS = ('series.tests.test_suites.RunStestrTest',
                          'series.tests.test_each',

@@ -336,7 +336,7 @@ def build_parser():
 WITHOUT_PROJECT = ('ci', 'demo', 'cloud')
 # The verbs that know the Python projects only (an sdist, stestr, a
 # virtualenv); the others take a Go module too (series.kinds).
-PYTHON_ONLY = ('rebase', 'each', 'docs', 'contract', 'bench', 'rpm-patches')
+PYTHON_ONLY = ('rebase', 'docs', 'contract', 'bench', 'rpm-patches')
 
 
 def main(argv=None):

@@ -21,6 +21,7 @@ import shutil
 import time
 
 from series import config
+from series import go_tests
 from series import process
 from series import queue
 from series import selection
@@ -191,14 +192,17 @@ def check_commit(project, python, number, commit, subject,
     worktree = worktree_directory(project) / label
     try:
         add_worktree(project.tree, worktree, commit)
-        if unit or functional:
+        if project.kind == 'go':
+            go_commit(at_commit(project, worktree), label, files, row)
+            unit = row['modules']
+        elif unit or functional:
             check_imports_commit(project, python, worktree, label)
             for result in run_tests(at_commit(project, worktree), python,
                                     label, unit, functional):
                 row['passed'] += result.passed
                 row['failed'] += result.failed
                 row['skipped'] += result.skipped
-        if python_files(files):
+        if python_files(files) and project.kind == 'python':
             clean = run_flake8(python, worktree, python_files(files))
             row['flake8'] = 'clean' if clean else 'failed'
     finally:
@@ -211,6 +215,24 @@ def check_commit(project, python, number, commit, subject,
         row['result'] = 'skipped'
     row['seconds'] = time.monotonic() - started
     return row
+
+
+def go_commit(project, label, files, row):
+    """A commit of a Go module, in its worktree (`project.tree`): go test
+    of the packages of its Go files, gofmt and go vet of those files;
+    into its `row`.
+    """
+    packages = go_tests.packages(project.tree, files)
+    row['modules'] = packages
+    if packages:
+        result = go_tests.run(project, packages, f'each-{label}-unit')
+        row['passed'] += result.passed
+        row['failed'] += result.failed
+        row['skipped'] += result.skipped
+    go_files = [name for name in files if name.endswith('.go')]
+    if go_files:
+        style = go_tests.lint_files(project, project.tree, go_files)
+        row['flake8'] = 'failed' if style.failed else 'clean'
 
 
 def run_commits(project, python, commits, run_tests=run_tests,
@@ -303,7 +325,8 @@ def checked_rows(project, first=None, last=None):
         raise config.SeriesError(f'{project.name}: {busy} is in progress in '
                                  f'{tree}; finish it first')
     commits = select_range(numbered_commits(tree), first, last)
-    python = virtualenvs.ensure_venv(project)
+    python = (virtualenvs.ensure_venv(project) if project.kind == 'python'
+              else None)
     where = worktree_directory(project).relative_to(config.ROOT)
     process.say(f'{project.name}: {queue.plural(len(commits), "commit")}, '
                 f'each in a worktree under {where}/ with only the commits '

@@ -157,6 +157,13 @@ def lint(project):
     tree = project.tree
     changed = [name for name in selection.changed_files(tree)
                if name.endswith('.go') and (tree / name).exists()]
+    return lint_files(project, tree, changed)
+
+
+def lint_files(project, tree, changed):
+    """`gofmt -l -s` of the Go files `changed` in `tree` and `go vet` of
+    their packages; a SuiteResult with one entry per check.
+    """
     result = suites.SuiteResult(name=f'{project.name} gofmt, go vet')
     checks = {}
     if changed:

@@ -99,6 +99,6 @@ class PythonOnlyTest(unittest.TestCase):
                                  h1='h1:x=')
         with mock.patch.object(config, 'get_project', return_value=project), \
                 mock.patch('sys.stderr', new_callable=io.StringIO) as err:
-            self.assertEqual(2, cli.main(['each', 'gophercloud']))
-        self.assertIn('`each` takes a Python project; gophercloud is a go '
-                      'module', err.getvalue())
+            self.assertEqual(2, cli.main(['contract', 'gophercloud']))
+        self.assertIn('`contract` takes a Python project; gophercloud is a '
+                      'go module', err.getvalue())

@@ -10,6 +10,7 @@ import unittest
 from unittest import mock
 
 from series import config
+from series import each
 from series import go_module
 from series import go_tests
 from series import process
@@ -134,6 +135,20 @@ class GoTreeTest(base.RootTestCase):
         self.change({'README.md': 'demo\n'})
         result = self.test()
         self.assertEqual('the series changes no Go package', result.error)
+
+    def test_each_commit_alone(self):
+        self.change({'demo.go': TRIPLE})
+        # The second commit breaks the first's package's build alone.
+        self.change({'demo.go': 'package demo\n\nfunc Double(n int) int '
+                     '{ return x }\n'})
+        with mock.patch.object(process, 'say'):
+            rows = each.checked_rows(self.project)
+        # Both packages fail: neither builds.
+        self.assertEqual([('passed', 1, 0, 'clean'),
+                          ('failed', 0, 2, 'failed')],
+                         [(row['result'], row['passed'], row['failed'],
+                           row['flake8']) for row in rows])
+        self.assertEqual(['.', './testing'], rows[0]['modules'])
 
     def test_gofmt_and_go_vet_of_the_changed_files(self):
         self.change({'demo.go': TRIPLE})
