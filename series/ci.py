@@ -34,7 +34,7 @@ from series import virtualenvs
 
 # The projects whose mutants CI runs (mutants.toml).
 CI_MUTANT_PROJECTS = (mutants.TOOLS, 'os-traits', 'openstacksdk',
-                      'python-openstackclient', 'cinder')
+                      'python-openstackclient', 'cinder', 'gophercloud')
 # The projects whose every commit CI runs alone (`tools/series each`):
 # all but Nova, whose commits take a stestr run of their modules each.
 CI_EACH_PROJECTS = ('os-traits', 'openstacksdk', 'python-openstackclient',

@@ -133,6 +133,31 @@ def run(project, package_paths, name, background=False):
     return result
 
 
+def run_ids(project, test_ids, name):
+    """The tests `test_ids` (`<package>.<Test>`) alone, a `go test -run`
+    of each package in the work tree; one SuiteResult judged against
+    the ids asked for (one not run is missing).
+    """
+    total = suites.SuiteResult(name=f'{project.name} {name}')
+    started = time.monotonic()
+    by_package = {}
+    for test_id in test_ids:
+        package, _, test = test_id.rpartition('.')
+        by_package.setdefault(package, []).append(test)
+    results, returncode = {}, 0
+    for package, tests in by_package.items():
+        proc = go_module.go('test', '-json', '-count=1',
+                            f'-timeout={TIMEOUT}',
+                            f'-run=^({"|".join(sorted(tests))})$', package,
+                            cwd=project.tree, check=False)
+        ran, _ = results_of(events(proc.stdout))
+        results.update(ran)
+        returncode = returncode or proc.returncode
+    suites.judge(total, returncode, results, list(test_ids))
+    total.seconds = round(time.monotonic() - started, 1)
+    return total
+
+
 def test(project, background=False):
     """The tests of the packages the series touches; [SuiteResult]."""
     queue.ensure_tree(project)

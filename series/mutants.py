@@ -31,6 +31,7 @@ import tomllib
 
 from series import config
 from series import each
+from series import go_tests
 from series import process
 from series import queue
 from series import selection
@@ -143,6 +144,8 @@ def run_tests(project, python, tests, suite):
     """
     if project.name == TOOLS:
         return run_tool_tests(project.tree, tests, suite)
+    if project.kind == 'go':
+        return go_tests.run_ids(project, tests, suite)
     total = suites.SuiteResult(name=suite)
     paths = {}
     for test in tests:
@@ -309,10 +312,11 @@ def run(names=(), project_names=()):
         else:
             project = projects[name]
             queue.ensure_tree(project)
-            python = virtualenvs.ensure_venv(project)
+            python = (virtualenvs.ensure_venv(project)
+                      if project.kind == 'python' else None)
             copy_of = worktree(project)
         with copy_of as copy:
-            if name != TOOLS:
+            if name != TOOLS and project.kind == 'python':
                 # Its tests must import the worktree's code, not the work
                 # tree's that the virtualenv installs.
                 each.check_imports_commit(project, python, copy.tree,

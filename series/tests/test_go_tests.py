@@ -150,6 +150,19 @@ class GoTreeTest(base.RootTestCase):
                            row['flake8']) for row in rows])
         self.assertEqual(['.', './testing'], rows[0]['modules'])
 
+    def test_tests_run_by_id(self):
+        self.change({'testing/more_test.go': (
+            'package testing\n\nimport "testing"\n\n'
+            'func TestFails(t *testing.T) { t.Fatal("no") }\n')})
+        ran = go_tests.run_ids(self.project, [f'{PACKAGE}.TestDouble'],
+                               'by id')
+        self.assertEqual({f'{PACKAGE}.TestDouble': 'success'}, ran.results)
+        self.assertEqual((1, 0, ''), (ran.passed, ran.failed, ran.error))
+        absent = go_tests.run_ids(self.project, [f'{PACKAGE}.TestGone'],
+                                  'by id')
+        self.assertEqual({f'{PACKAGE}.TestGone': 'missing'}, absent.results)
+        self.assertTrue(absent.failed)
+
     def test_gofmt_and_go_vet_of_the_changed_files(self):
         self.change({'demo.go': TRIPLE})
         with mock.patch.object(process, 'say'):
