@@ -4,6 +4,7 @@ guest, the volume's RBD image), each observation a row of the report,
 and what in them disagrees with what the tracker expects.
 """
 
+from series.cloud import client
 from series.cloud.client import check
 from series.cloud import guest
 from series.cloud import hosts
@@ -166,16 +167,16 @@ def record_server(tracker, server_id, in_guest):
     server = cloud.server(server_id)
     host = hosts.by_name(server['OS-EXT-SRV-ATTR:host'])
     domain = server['OS-EXT-SRV-ATTR:instance_name']
+    slot = client.slot(server)
     tracker.report.servers[server_id] = {
-        'host': host.name, 'domain': domain,
+        'host': host.name, 'domain': domain, 'slot': slot,
         'domain_uuid': hosts.virsh(host, 'domuuid', domain).stdout.strip()}
     disks = probes.domain_disks(host, domain)
     attachments = cloud.attachments(server_id)
-    slots = probes.slots([(cloud.rbd_image(attachment['volumeId']),
-                          SIZE_GIB, server_id)
-                         for attachment in attachments])
+    reads = probes.slots([(cloud.rbd_image(attachment['volumeId']),
+                          SIZE_GIB, slot) for attachment in attachments])
     problems = []
-    for attachment, slot in zip(attachments, slots):
+    for attachment, read in zip(attachments, reads):
         volume_id = attachment['volumeId']
         device, xml_ro, qemu_ro = disks.get(volume_id, (None,) * 3)
         report = in_guest[volume_id[:guest.SERIAL_CHARS]]
@@ -190,8 +191,8 @@ def record_server(tracker, server_id, in_guest):
                'guest_kernel_ro': report.ro, 'guest_write': write,
                'bypass_write': report.bypass_text,
                'rbd_changed': (None if baseline is None
-                               else slot != baseline),
-               'rbd_by_guest': slot.startswith(guest.marker(server_id)),
+                               else read != baseline),
+               'rbd_by_guest': read.startswith(guest.marker(server_id)),
                'guest_round': f'{report.boot}/{report.seq}'}
         tracker.report.attachments.append(row)
         mode = tracker.ledger.mode(server_id, volume_id)
@@ -201,9 +202,9 @@ def record_server(tracker, server_id, in_guest):
             continue
         expected = mode == 'ro'
         wrong = expected_problems(row, expected)
-        if report.sector != guest.slot_sector(server_id, SIZE_GIB << 30):
+        if report.sector != guest.slot_sector(slot, SIZE_GIB << 30):
             wrong.append(f'the guest wrote sector {report.sector}, not '
-                         "its instance's slot")
+                         f'its slot {slot}')
         if row['api_mode'] != tracker.ledger.requested[server_id,
                                                        volume_id]:
             wrong.append(f'api_mode={row["api_mode"]}')

@@ -4,6 +4,7 @@ may: hosts, moves, services, Cinder's flags).
 """
 
 from series.cloud import content
+from series.cloud import guest
 from series.cloud import layout
 from series.cloud import rest
 
@@ -21,6 +22,14 @@ class Failed(Exception):
 def check(condition, message):
     if not condition:
         raise Failed(message)
+
+
+def slot(server):
+    """The slot the server's guest writes in: the one create_servers()
+    gave its request, plus its place in it.
+    """
+    return (int(server['metadata'][guest.SLOT_KEY]) +
+            server['OS-EXT-SRV-ATTR:launch_index'])
 
 
 class Cloud:
@@ -98,12 +107,15 @@ class Cloud:
                        expect=202, host=None):
         """POST /servers; the reply (ids looked up by reservation). With
         `host`, on that compute host (2.74), asked for by the admin in the
-        member's project (the server is the project's all the same).
+        member's project (the server is the project's all the same). Each
+        server's guest writes in a slot no other server of the run has
+        (slot()), given on its config drive.
         """
         body = {'server': {
             'name': f'{PREFIX}-{name}', 'flavorRef': self.flavor('mae.tiny'),
             'networks': 'none', 'min_count': count, 'max_count': count,
-            'return_reservation_id': True,
+            'return_reservation_id': True, 'config_drive': True,
+            'metadata': {guest.SLOT_KEY: str(self.free_slots(count))},
             'block_device_mapping_v2': bdm}}
         session = self.member
         if host:
@@ -113,6 +125,18 @@ class Cloud:
         return session.call('POST', 'nova-api', '/servers', body,
                             microversion=microversion or self.microversion,
                             expect=expect)
+
+    def free_slots(self, count):
+        """The first of `count` consecutive slots that no server of the
+        run has.
+        """
+        taken = {slot(server) for server in self.servers(f'name={PREFIX}')
+                 if guest.SLOT_KEY in server['metadata']}
+        return next(first for first in range(guest.SLOTS - count + 1)
+                    if taken.isdisjoint(range(first, first + count)))
+
+    def slot_of(self, server_id):
+        return slot(self.server(server_id))
 
     def reserved(self, reply):
         """The ids of the servers a create_servers() reply made."""

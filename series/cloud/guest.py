@@ -86,10 +86,13 @@ BYPASS_PARAMETER = '/sys/module/guest_write/parameters/write'
 SERIAL_CHARS = 20
 SECTOR = 512
 # Each guest writes two sectors in the last SLOT_REGION sectors of a disk,
-# at a slot chosen from the instance UUID: its first three hex digits
-# modulo SLOTS.
+# at the slot its config drive gives: the server's metadata SLOT_KEY plus
+# its launch index (a multi-create gives each server its own). A guest
+# without one (tempest's) takes its instance UUID's first three hex
+# digits modulo SLOTS, which two servers may share.
 SLOT_REGION = 4096
 SLOTS = SLOT_REGION // 2
+SLOT_KEY = 'mae-slot'
 LINE = re.compile(
     r'^guest-disk boot=(?P<boot>[0-9a-f]{8}) seq=(?P<seq>\d+) '
     r'(?P<disk>vd[a-z]+) serial=(?P<serial>\S+) ro=(?P<ro>[01]) '
@@ -115,7 +118,13 @@ for cdrom in /dev/sr0 /dev/sr1; do
     mount -t iso9660 -o ro $cdrom /config 2>/dev/null && break
 done
 latest=/config/openstack/latest
+slot=
 if [ -f $latest/meta_data.json ]; then
+    slot=$(sed -n 's/.*"{SLOT_KEY}": *"\\([0-9]*\\)".*/\\1/p' \\
+        $latest/meta_data.json)
+    index=$(sed -n 's/.*"launch_index": *\\([0-9]*\\).*/\\1/p' \\
+        $latest/meta_data.json)
+    [ -n "$slot" ] && slot=$(( (slot + ${{index:-0}}) % {SLOTS} ))
     value() {{
         grep -o "\\"$1\\": *\\"[^\\"]*\\"" $latest/network_data.json |
             head -n 1 | sed 's/.*: *"//; s/"$//'
@@ -137,8 +146,8 @@ fi
 boot=$(cut -c1-8 /proc/sys/kernel/random/boot_id)
 uuid=$(cat /sys/class/dmi/id/product_uuid 2>/dev/null)
 uuid=${{uuid:-00000000-0000-0000-0000-000000000000}}
-slot=$(( 0x${{uuid:0:3}} % {SLOTS} ))
-echo "guest-ready boot=$boot uuid=$uuid"
+slot=${{slot:-$(( 0x${{uuid:0:3}} % {SLOTS} ))}}
+echo "guest-ready boot=$boot uuid=$uuid slot=$slot"
 seq=0
 while true; do
     seq=$((seq + 1))
@@ -485,11 +494,15 @@ def silence(console):
     return ', '.join(parts)
 
 
-def slot_sector(instance_uuid, disk_bytes):
-    """The first sector of the slot the guest of `instance_uuid` writes
-    to on a disk of `disk_bytes` (the init script's arithmetic).
+def uuid_slot(instance_uuid):
+    """The slot of a guest whose config drive gives none."""
+    return int(instance_uuid[:3], 16) % SLOTS
+
+
+def slot_sector(slot, disk_bytes):
+    """The first sector of `slot` on a disk of `disk_bytes` (the init
+    script's arithmetic).
     """
-    slot = int(instance_uuid[:3], 16) % SLOTS
     return disk_bytes // SECTOR - SLOT_REGION + 2 * slot
 
 

@@ -77,16 +77,16 @@ def slot_region(image, size_gib):
 
 
 def slots(requests):
-    """[bytes of the slot] for [(RBD image, size in GiB, server id)]."""
+    """[bytes of the slot] for [(RBD image, size in GiB, slot)]."""
     answers = rbd([{'image': image, 'reads': [[
-        guest.slot_sector(server_id, size_gib << 30) * guest.SECTOR,
-        SLOT_BYTES]]} for image, size_gib, server_id in requests])
+        guest.slot_sector(slot, size_gib << 30) * guest.SECTOR,
+        SLOT_BYTES]]} for image, size_gib, slot in requests])
     return [bytes.fromhex(answer['reads'][0]) for answer in answers]
 
 
-def slot_in_region(region, server_id, size_gib):
-    """The slot of `server_id` in a slot_region() read."""
-    start = (guest.slot_sector(server_id, size_gib << 30) * guest.SECTOR -
+def slot_in_region(region, slot, size_gib):
+    """`slot` in a slot_region() read."""
+    start = (guest.slot_sector(slot, size_gib << 30) * guest.SECTOR -
              ((size_gib << 30) - REGION_BYTES))
     return region[start:start + SLOT_BYTES]
 

@@ -142,7 +142,7 @@ class Tracker:
         """
         self.ledger.attach(server_id, volume_id, mode, requested or mode)
         self.baseline[server_id, volume_id] = probes.slot_in_region(
-            region, server_id, SIZE_GIB)
+            region, self.cloud.slot_of(server_id), SIZE_GIB)
         if mode == 'rw':
             self.written[volume_id][1] = 'rw'
 

@@ -224,18 +224,21 @@ class RecordServerTest(unittest.TestCase):
     SERVER = '6b4164b7-fd66-4758-a5c8-6a2f0c9e1d20'
     VOLUME = '0c1f6e2a-94d4-4c1e-8d5e-3f2b7a9c4e11'
     HOST = hosts.HOSTS[0]
+    # The second server of a request given slot 40.
+    SLOT_NUMBER = 41
     # The server's slot before the attachment, and once its guest wrote.
     SLOT = bytes(probes.SLOT_BYTES)
     WRITTEN = guest.marker(SERVER).ljust(probes.SLOT_BYTES, b'\0')
 
     def guest_report(self, read_only, sector=None):
         """What the guest says of the disk, read-only or writable, having
-        written `sector` (its instance's slot by default).
+        written `sector` (its slot by default).
         """
         return guest.Report(
             boot='aaaaaaaa', seq=3, disk='vdb',
             serial=self.VOLUME[:guest.SERIAL_CHARS], ro=read_only,
-            sector=sector or guest.slot_sector(self.SERVER, SIZE_GIB << 30),
+            sector=sector or guest.slot_sector(self.SLOT_NUMBER,
+                                               SIZE_GIB << 30),
             bypass=-5 if read_only else 0,
             write='FAILED' if read_only else 'OK',
             error='Operation not permitted' if read_only else '')
@@ -250,7 +253,9 @@ class RecordServerTest(unittest.TestCase):
         cloud = mock.Mock()
         cloud.server.return_value = {
             'OS-EXT-SRV-ATTR:host': self.HOST.name,
-            'OS-EXT-SRV-ATTR:instance_name': 'instance-1'}
+            'OS-EXT-SRV-ATTR:instance_name': 'instance-1',
+            'OS-EXT-SRV-ATTR:launch_index': 1,
+            'metadata': {guest.SLOT_KEY: '40'}}
         cloud.attachments.return_value = [
             {'volumeId': self.VOLUME, 'device': '/dev/vdb',
              'attach_mode': api_mode}]
@@ -270,11 +275,16 @@ class RecordServerTest(unittest.TestCase):
                                       'vdb', seen_ro, seen_ro)}), \
                 mock.patch.object(attachment_checks.probes, 'slots',
                                   return_value=[self.SLOT if seen_ro
-                                                else self.WRITTEN]):
+                                                else self.WRITTEN]) as slots:
             problems = attachment_checks.record_server(made, self.SERVER,
                                                        in_guest)
         self.assertEqual([self.VOLUME], [row['volume_id'] for row in
                                          made.report.attachments])
+        # The RBD image read where the server's guest writes.
+        slots.assert_called_once_with([(cloud.rbd_image.return_value,
+                                        SIZE_GIB, self.SLOT_NUMBER)])
+        self.assertEqual(self.SLOT_NUMBER,
+                         made.report.servers[self.SERVER]['slot'])
         return problems
 
     def test_everything_agreeing_is_no_problem(self):
@@ -296,7 +306,7 @@ class RecordServerTest(unittest.TestCase):
     def test_a_guest_writing_outside_its_slot_is_a_problem(self):
         self.assertEqual(
             [f'{self.VOLUME} on {self.SERVER} ({self.HOST.name}), expected '
-             'ro: the guest wrote sector 8, not its instance\'s slot'],
+             'ro: the guest wrote sector 8, not its slot 41'],
             self.record(sector=8))
 
     def test_an_attachment_not_in_the_ledger_is_a_problem(self):

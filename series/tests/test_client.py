@@ -1,11 +1,14 @@
 """Tests of series.cloud.client against fake services on this machine:
-check(), and what wait_server() waits for (status, no task, host) and
-how it fails (a server in ERROR, with its fault's last lines).
+check(), what wait_server() waits for (status, no task, host) and how
+it fails (a server in ERROR, with its fault's last lines), and the slot
+each server's guest writes in.
 """
 
+import json
 from unittest import mock
 
 from series.cloud import client
+from series.cloud import guest
 from series.cloud import rest
 from series import config
 from series.tests import base
@@ -115,3 +118,52 @@ class ComputeLookupTest(base.RootTestCase):
         with self.assertRaisesRegex(client.Failed,
                                     '2 compute services on mae-compute-a'):
             cloud.compute_service('mae-compute-a')
+
+
+class SlotTest(base.RootTestCase):
+    """Each server's guest writes in a slot of its own: create_servers()
+    gives a request the first free run of slots on its config drive, and
+    a server's slot is its request's plus its launch index.
+    """
+
+    # Slots 0 and 1 (a request of two given 0), 3; one without a slot
+    # (not made by create_servers()).
+    SERVERS = [
+        {'metadata': {guest.SLOT_KEY: '0'}, 'OS-EXT-SRV-ATTR:launch_index': 0},
+        {'metadata': {guest.SLOT_KEY: '0'}, 'OS-EXT-SRV-ATTR:launch_index': 1},
+        {'metadata': {guest.SLOT_KEY: '3'}, 'OS-EXT-SRV-ATTR:launch_index': 0},
+        {'metadata': {}, 'OS-EXT-SRV-ATTR:launch_index': 0}]
+
+    def setUp(self):
+        super().setUp()
+
+        def respond(method, path, body):
+            if path.startswith('/v2.1/servers/detail'):
+                return 200, {'servers': self.SERVERS}
+            if path.startswith('/v2.1/flavors'):
+                return 200, {'flavors': [{'id': 'f1', 'name': 'mae.tiny'}]}
+            if method == 'POST' and path == '/v2.1/servers':
+                return 202, {'reservation_id': 'r-1'}
+            return 404, {}
+        self.seen = base.fake_services(self, respond)
+        self.cloud = client.Cloud()
+
+    def test_a_servers_slot_is_its_requests_plus_its_launch_index(self):
+        self.assertEqual([0, 1, 3], [client.slot(server)
+                                     for server in self.SERVERS[:3]])
+
+    def test_the_first_run_of_free_slots(self):
+        self.assertEqual(2, self.cloud.free_slots(1))
+        self.assertEqual(4, self.cloud.free_slots(2))
+        self.assertIn(f'name={client.PREFIX}', [
+            path for _, path, _, _ in self.seen
+            if path.startswith('/v2.1/servers/detail')][-1])
+
+    def test_a_request_carries_its_slot_on_a_config_drive(self):
+        self.cloud.create_servers('multi', [], count=2)
+        [body] = [body for method, path, _, body in self.seen
+                  if method == 'POST' and path == '/v2.1/servers']
+        server = json.loads(body)['server']
+        self.assertEqual((True, {guest.SLOT_KEY: '4'}, 2),
+                         (server['config_drive'], server['metadata'],
+                          server['max_count']))

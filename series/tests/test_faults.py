@@ -314,6 +314,7 @@ class ExpectHoldersTest(unittest.TestCase):
         cloud.host_of.return_value = hosts.HOSTS[0].name
         cloud.server.side_effect = lambda server_id: {
             'status': self.STATUSES[server_id]}
+        cloud.slot_of.return_value = 0
         made = Tracker(cloud)
         # Cinder's attachments of the root once the fault was cleaned;
         # d04-other is no server of the fault.

@@ -111,13 +111,16 @@ class ReportsTest(unittest.TestCase):
             line('aaaaaaaa', 1, 'vda') + line('aaaaaaaa', 2, 'vda')))
 
     def test_slot_matches_the_init_script(self):
-        uuid = 'fedcba98-0000-0000-0000-000000000000'
-        # 0xfed % 2048 = 2029: the 2030th two-sector slot of the last
-        # 4096 sectors.
+        # The 2030th two-sector slot of the last 4096 sectors.
         self.assertEqual((1 << 30) // 512 - 4096 + 2 * 2029,
-                         guest.slot_sector(uuid, 1 << 30))
-        self.assertIn(f'slot=$(( 0x${{uuid:0:3}} % {guest.SLOTS} ))',
-                      guest.INIT)
+                         guest.slot_sector(2029, 1 << 30))
+        self.assertIn('sector=$(( $(cat "$disk/size") - '
+                      f'{guest.SLOT_REGION} + 2 * slot ))', guest.INIT)
+        # Without a slot on its config drive: 0xfed % 2048.
+        self.assertEqual(2029, guest.uuid_slot(
+            'fedcba98-0000-0000-0000-000000000000'))
+        self.assertIn('slot=${slot:-$(( 0x${uuid:0:3} % '
+                      f'{guest.SLOTS} ))}}', guest.INIT)
 
 
 class StaticTest(unittest.TestCase):
@@ -253,9 +256,11 @@ class BootTest(unittest.TestCase):
                 {disk: (report.serial, report.ro, report.write,
                         report.error, report.bypass_text)
                  for disk, report in found.items()})
-            sector = guest.slot_sector(self.UUID, size)
+            # No config drive: the slot from the instance UUID.
+            slot = guest.uuid_slot(self.UUID)
+            sector = guest.slot_sector(slot, size)
             self.assertEqual(
-                [guest.slot_sector(self.UUID, guest.IMAGE_MIB << 20),
+                [guest.slot_sector(slot, guest.IMAGE_MIB << 20),
                  sector, sector],
                 [found[disk].sector for disk in ('vda', 'vdb', 'vdc')])
             # QEMU refused both writes to the read-only disk: its file
@@ -284,8 +289,11 @@ class SshTest(unittest.TestCase):
     def config_drive(self, tmp, public_key):
         latest = tmp / 'drive' / 'openstack' / 'latest'
         latest.mkdir(parents=True)
+        # As Nova writes it for the second server of a create_servers()
+        # request given slot 40.
         (latest / 'meta_data.json').write_text(json.dumps({
-            'uuid': BootTest.UUID, 'public_keys': {'key': public_key}}))
+            'uuid': BootTest.UUID, 'public_keys': {'key': public_key},
+            'meta': {guest.SLOT_KEY: '40'}, 'launch_index': 1}))
         # QEMU's user network gives the guest 10.0.2.15 as Neutron would.
         (latest / 'network_data.json').write_text(json.dumps({
             'links': [{'id': 'tap1', 'type': 'macvtap', 'mtu': 1500,
@@ -368,9 +376,16 @@ class SshTest(unittest.TestCase):
                         '2>/dev/null | md5sum')
             sums = [self.ssh(tmp, port, checksum.format(disk)).stdout
                     for disk in ('vdb', 'vdc')]
+            # The guest's rounds write the slot its config drive gives.
+            rounds = guest.latest((tmp / 'console.log').read_text(
+                errors='replace'))
             qemu.kill()
+            self.assertEqual(guest.slot_sector(41, size),
+                             rounds['vdc'].sector)
             self.assertEqual(b'\x5a' * size, (tmp / 'ro.img').read_bytes())
             written = (tmp / 'rw.img').read_bytes()
+            self.assertTrue(written[guest.slot_sector(41, size) * 512:]
+                            .startswith(guest.marker(BootTest.UUID)))
             self.assertNotEqual(b'\x5a' * (1 << 20), written[:1 << 20])
             self.assertEqual([hashlib.md5(b'\x5a' * (1 << 20)).hexdigest(),
                               hashlib.md5(written[:1 << 20]).hexdigest()],

@@ -99,6 +99,9 @@ class FakeCloud:
     def host_of(self, server_id):
         return self.host
 
+    def slot_of(self, server_id):
+        return 7
+
     def volume(self, volume_id):
         return {'status': 'in-use', 'attachments': [
             {'attachment_id': 'b'}, {'attachment_id': 'a'}]}
@@ -142,6 +145,15 @@ class TrackerTest(unittest.TestCase):
         self.assertEqual('ro', self.made.ledger.mode(SERVER, read_only))
         self.assertEqual(probes.SLOT_BYTES,
                          len(self.made.baseline[SERVER, read_only]))
+
+    def test_the_baseline_is_the_servers_own_slot(self):
+        volume_id = self.made.new_volume('data')
+        region = bytearray(probes.REGION_BYTES)
+        start = 7 * probes.SLOT_BYTES
+        region[start:start + probes.SLOT_BYTES] = b'7' * probes.SLOT_BYTES
+        self.made.expect(SERVER, volume_id, 'ro', bytes(region))
+        self.assertEqual(b'7' * probes.SLOT_BYTES,
+                         self.made.baseline[SERVER, volume_id])
 
     def test_the_mode_asked_for_is_kept_apart(self):
         volume_id = self.made.new_volume('flag')
