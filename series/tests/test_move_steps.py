@@ -3,7 +3,8 @@ for a move is attached in its mode and checked with the guest running
 on; each move has its guest checked as restarted or kept; a swap must
 move the volume to the other pool and leave it ro in Nova and Cinder; an
 evacuated host whose libvirtd does not answer, or that kept an evacuated
-server's domain, fails the evacuation.
+server's domain, fails the evacuation; a failed evacuation brings its
+host back.
 """
 
 import re
@@ -185,17 +186,19 @@ class SwapTest(unittest.TestCase):
 
 class EvacuateTest(unittest.TestCase):
 
-    def evacuate(self, virsh):
+    def evacuate(self, virsh, checked='checked'):
         made = moving_tracker()
+        self.made = made
         # What check_views() records of the evacuated server.
         made.report.servers['s1'] = {'host': B, 'domain': 'instance-1'}
         with mock.patch.object(attachment_checks, 'check_views',
-                               return_value='checked') as check_views, \
+                               side_effect=[checked]) as check_views, \
                 mock.patch.object(services, 'compute'), \
-                mock.patch.object(services, 'start'), \
+                mock.patch.object(services, 'start') as start, \
                 mock.patch.object(hosts.shutil, 'which',
                                   return_value='/usr/bin/virsh'), \
                 mock.patch.object(hosts, 'virsh', virsh):
+            self.start = start
             try:
                 return move_steps.evacuate(made), check_views
             except config.SeriesError as error:
@@ -216,6 +219,15 @@ class EvacuateTest(unittest.TestCase):
                 f"{A} kept the domains ['instance-1'] of the evacuated "
                 'servers after its nova-compute came back')):
             self.evacuate(virsh_listing('instance-1\n'))
+
+    def test_a_failed_check_of_the_evacuated_servers_brings_the_host_back(
+            self):
+        with self.assertRaisesRegex(Failed, '^expected ro: rbd_changed$'):
+            self.evacuate(virsh_listing(''),
+                          checked=Failed('expected ro: rbd_changed'))
+        self.start.assert_called_once()
+        self.assertEqual(mock.call(A, False),
+                         self.made.cloud.force_down.call_args)
 
     def test_a_libvirtd_not_answering_at_the_power_loss_fails_first(self):
         # Its guests might still run: nothing may be evacuated.
