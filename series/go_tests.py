@@ -92,10 +92,12 @@ def skip_reason(lines):
                         ('=== ', '--- '))).strip()
 
 
-def listed(tree, package_paths):
-    """The test ids `go test -list` gives for the packages."""
-    proc = go_module.go('test', '-json', '-list', '.', *package_paths,
-                        cwd=tree, check=False)
+def listed(tree, package_paths, pattern='.', tags=()):
+    """The test ids `go test -list` gives for the packages (the tests
+    matching `pattern`, built with `tags`).
+    """
+    proc = go_module.go('test', '-json', '-list', pattern, *tag_options(tags),
+                        *package_paths, cwd=tree, check=False)
     ids = []
     for event in events(proc.stdout):
         name = event.get('Output', '').strip()
@@ -123,6 +125,36 @@ def run(project, package_paths, name, background=False):
     proc = process.run(process.background(command) if background
                        else command, cwd=tree,
                        env=go_module.environment(), check=False)
+    log.write_text(proc.stdout)
+    results, skips = results_of(events(proc.stdout))
+    suites.judge(result, proc.returncode, results, selected)
+    result.skips = skips
+    if result.failed:
+        result.error = '; '.join(filter(None, [result.error, f'see {log}']))
+    result.seconds = round(time.monotonic() - started, 1)
+    return result
+
+
+def tag_options(tags):
+    return [f'-tags={",".join(tags)}'] if tags else []
+
+
+def run_matching(project, package, pattern, name, tags, env, log,
+                 timeout):
+    """`go test -run pattern` of one package in the work tree, built with
+    `tags`, in `env` (added to the Go environment), output in `log`; a
+    SuiteResult judged against what `go test -list pattern` selects (one
+    selected and not run fails, as one skipped does not pass).
+    """
+    result = suites.SuiteResult(name=name)
+    started = time.monotonic()
+    selected = listed(project.tree, [package], pattern, tags)
+    proc = process.run(
+        ['go', 'test', '-json', '-count=1', f'-timeout={timeout}',
+         *tag_options(tags), f'-run={pattern}', package],
+        cwd=project.tree, env=dict(go_module.environment(), **env),
+        check=False)
+    log.parent.mkdir(parents=True, exist_ok=True)
     log.write_text(proc.stdout)
     results, skips = results_of(events(proc.stdout))
     suites.judge(result, proc.returncode, results, selected)

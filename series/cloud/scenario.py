@@ -15,6 +15,7 @@ from series.cloud.client import check
 from series.cloud.client import Cloud
 from series.cloud import deploy
 from series.cloud import faults
+from series.cloud import gophercloud_acceptance
 from series.cloud import layout
 from series.cloud import move_steps
 from series.cloud import osc_functional
@@ -106,6 +107,11 @@ UPSTREAM_STEPS = (
                'python-openstackclient: functional tests of attach modes',
                functools.partial(upstream_functional, key='openstackclient',
                                  module=osc_functional), reconcile=False),
+    steps.Step('gophercloud-acceptance', 'upstream gophercloud: acceptance '
+               'tests of volume attachments and attach modes',
+               functools.partial(upstream_functional, key='gophercloud',
+                                 module=gophercloud_acceptance),
+               reconcile=False),
 )
 # The run, in order: one table.
 SCENARIO = (*STEPS, *faults.FAULTS, *UPSTREAM_STEPS)

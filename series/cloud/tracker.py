@@ -23,8 +23,8 @@ def host_entries():
 class Report:
     """What report.json holds: the hosts, each server as last checked,
     one row per attachment per check, one entry per step, the volumes'
-    RBD digests, the faults, the tempest, openstacksdk and
-    python-openstackclient runs.
+    RBD digests, the faults, the tempest, openstacksdk,
+    python-openstackclient and gophercloud runs.
     """
 
     hosts: dict = dataclasses.field(default_factory=host_entries)
@@ -36,6 +36,7 @@ class Report:
     tempest: dict = None
     openstacksdk: dict = None
     openstackclient: dict = None
+    gophercloud: dict = None
     # {server: {round (boot-seq-disk): insmod's and the request's
     # errors}} of the guest rounds whose bypass write logged no result
     # (guest.missing()).

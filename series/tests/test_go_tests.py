@@ -163,6 +163,40 @@ class GoTreeTest(base.RootTestCase):
         self.assertEqual({f'{PACKAGE}.TestGone': 'missing'}, absent.results)
         self.assertTrue(absent.failed)
 
+    def test_tagged_tests_matching_a_pattern_in_an_environment(self):
+        # As gophercloud's acceptance tests: built with a tag, configured
+        # by variables; one skips without them.
+        self.change({'testing/cloud_test.go': (
+            '//go:build acceptance\n\npackage testing\n\n'
+            'import (\n\t"os"\n\t"testing"\n)\n\n'
+            'func TestCloudAttach(t *testing.T) {\n'
+            '\tif os.Getenv("OS_AUTH_URL") == "" {\n'
+            '\t\tt.Skip("OS_AUTH_URL is not set")\n\t}\n}\n\n'
+            'func TestCloudOther(t *testing.T) '
+            '{ t.Fatal("not asked for") }\n')})
+        log = self.root / 'acceptance.log'
+
+        def run(env):
+            return go_tests.run_matching(
+                self.project, './testing', '^TestCloudAttach$', 'cloud',
+                ('acceptance',), env, log, '1m')
+        ran = run({'OS_AUTH_URL': 'http://cloud'})
+        self.assertEqual({f'{PACKAGE}.TestCloudAttach': 'success'},
+                         ran.results)
+        self.assertEqual((1, 0, 0), (ran.passed, ran.failed, ran.skipped))
+        self.assertIn('TestCloudAttach', log.read_text())
+        skipped = run({})
+        self.assertEqual((0, 0, 1), (skipped.passed, skipped.failed,
+                                     skipped.skipped))
+        self.assertEqual({f'{PACKAGE}.TestCloudAttach':
+                          'cloud_test.go:12: OS_AUTH_URL is not set'},
+                         skipped.skips)
+        # Without the tag nothing is selected: no test run fails.
+        untagged = go_tests.run_matching(
+            self.project, './testing', '^TestCloudAttach$', 'cloud', (),
+            {'OS_AUTH_URL': 'http://cloud'}, log, '1m')
+        self.assertTrue(untagged.failed)
+
     def test_gofmt_and_go_vet_of_the_changed_files(self):
         self.change({'demo.go': TRIPLE})
         with mock.patch.object(process, 'say'):

@@ -15,6 +15,7 @@ from series.cloud import tracker
 SERVER = '6b4164b7-fd66-4758-a5c8-6a2f0c9e1d20'
 SCENARIO_KEYS = ['hosts', 'servers', 'attachments', 'steps', 'volumes',
                  'faults', 'tempest', 'openstacksdk', 'openstackclient',
+                 'gophercloud',
                  'seconds']
 
 
