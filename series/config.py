@@ -36,6 +36,9 @@ class Project:
     # Where the project reviews changes: 'gerrit' (OpenDev's, with its
     # trailers) or 'github' (pull requests).
     review: str = 'gerrit'
+    # A Go module's build tags that `go vet` also builds with (files only
+    # a tag builds, such as acceptance tests, vetted too).
+    build_tags: tuple = ()
     constraints: str = ''
     unit_tests: str = ''
     functional_tests: str = ''
@@ -131,7 +134,7 @@ def load_projects():
         fields = {k.replace('-', '_'): v for k, v in conf.items()}
         for key in ('install_extras', 'test_packages', 'always', 'expensive',
                     'type_check_packages', 'series_requirements',
-                    'lint_commands'):
+                    'lint_commands', 'build_tags'):
             fields[key] = tuple(fields.get(key, ()))
         project = projects[name] = Project(name=name, **fields)
         if not project.digest:

@@ -229,8 +229,8 @@ def lint_files(project, tree, changed):
         checks['gofmt'] = (unformatted.returncode == 0 and
                            not unformatted.stdout.strip(),
                            unformatted.stdout.strip())
-        vet = go_module.go('vet', *packages(tree, changed), cwd=tree,
-                           check=False)
+        vet = go_module.go('vet', *tag_options(project.build_tags),
+                           *packages(tree, changed), cwd=tree, check=False)
         checks['go vet'] = (vet.returncode == 0, vet.stdout.strip())
     for check, (ok, output) in checks.items():
         process.say(f'{project.name}: {check}: '

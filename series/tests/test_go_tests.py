@@ -197,6 +197,19 @@ class GoTreeTest(base.RootTestCase):
             {'OS_AUTH_URL': 'http://cloud'}, log, '1m')
         self.assertTrue(untagged.failed)
 
+    def test_go_vet_builds_with_the_projects_tags(self):
+        self.change({'testing/cloud_test.go': (
+            '//go:build acceptance\n\npackage testing\n\n'
+            'import (\n\t"fmt"\n\t"testing"\n)\n\n'
+            'func TestCloud(t *testing.T) { fmt.Printf("%d", "x") }\n')})
+        with mock.patch.object(process, 'say'):
+            untagged = go_tests.lint(self.project)
+            self.project.build_tags = ('acceptance',)
+            tagged = go_tests.lint(self.project)
+        self.assertEqual('success', untagged.results['go vet'])
+        self.assertEqual('fail', tagged.results['go vet'])
+        self.assertIn('cloud_test.go', tagged.error)
+
     def test_gofmt_and_go_vet_of_the_changed_files(self):
         self.change({'demo.go': TRIPLE})
         with mock.patch.object(process, 'say'):
