@@ -132,8 +132,12 @@ class Cloud:
         """
         taken = {slot(server) for server in self.servers(f'name={PREFIX}')
                  if guest.SLOT_KEY in server['metadata']}
-        return next(first for first in range(guest.SLOTS - count + 1)
-                    if taken.isdisjoint(range(first, first + count)))
+        first = next((first for first in range(guest.SLOTS - count + 1)
+                      if taken.isdisjoint(range(first, first + count))),
+                     None)
+        check(first is not None, f'no {count} consecutive slots free of '
+              f'{guest.SLOTS}: the run has {len(taken)} servers')
+        return first
 
     def slot_of(self, server_id):
         return slot(self.server(server_id))

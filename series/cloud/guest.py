@@ -111,8 +111,9 @@ for module in $(cat /modules/order); do
     insmod /modules/$module.ko 2>/dev/null
 done
 insmod /modules/guest_write.ko 2>/tmp/insmod
-# Nova's config drive, when the server has one: the SSH keys and the
-# address of the server's port, for tempest's SSH validation.
+# Nova's config drive, when the server has one: the slot the scenario
+# gave the server; the SSH keys and the address of the server's port, for
+# tempest's SSH validation.
 mkdir -p /config
 for cdrom in /dev/sr0 /dev/sr1; do
     mount -t iso9660 -o ro $cdrom /config 2>/dev/null && break

@@ -159,6 +159,16 @@ class SlotTest(base.RootTestCase):
             path for _, path, _, _ in self.seen
             if path.startswith('/v2.1/servers/detail')][-1])
 
+    def test_the_last_slots_and_none_left(self):
+        self.SERVERS = [
+            {'metadata': {guest.SLOT_KEY: '0'},
+             'OS-EXT-SRV-ATTR:launch_index': index}
+            for index in range(guest.SLOTS - 2)]
+        self.assertEqual(guest.SLOTS - 2, self.cloud.free_slots(2))
+        with self.assertRaisesRegex(client.Failed,
+                                    'no 3 consecutive slots free'):
+            self.cloud.free_slots(3)
+
     def test_a_request_carries_its_slot_on_a_config_drive(self):
         self.cloud.create_servers('multi', [], count=2)
         [body] = [body for method, path, _, body in self.seen
