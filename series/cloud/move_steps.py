@@ -194,19 +194,20 @@ def evacuate(tracker):
                  if host == failed.name]
     compute = services.compute(failed)
     compute.stop()
-    # The host loses power: its guests die with it.
-    for domain in hosts.domains(failed, check=True):
-        hosts.virsh(failed, 'destroy', domain, check=False)
-    # As an operator who fenced the host: forced down at once, not
-    # after the missed heartbeats (service_down_time).
-    cloud.force_down(failed.name, True)
     try:
+        # The host loses power: its guests die with it.
+        for domain in hosts.domains(failed, check=True):
+            hosts.virsh(failed, 'destroy', domain, check=False)
+        # As an operator who fenced the host: forced down at once, not
+        # after the missed heartbeats (service_down_time).
+        cloud.force_down(failed.name, True)
         detail = evacuate_servers(tracker, evacuated, target)
     except BaseException:
-        # The host comes back all the same: the steps after this one
-        # judge their own claims on both hosts.
-        services.start(compute, timeout=180, admin=cloud.admin)
+        # The host comes back all the same, so that the steps after this
+        # one find both hosts: the forced down lifted first (a service
+        # forced down never reports up), then nova-compute started.
         cloud.force_down(failed.name, False)
+        services.start(compute, timeout=180, admin=cloud.admin)
         raise
     # The host is back: its nova-compute starts and removes what it
     # had of the evacuated servers (their migrations go from done to

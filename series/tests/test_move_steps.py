@@ -188,17 +188,20 @@ class EvacuateTest(unittest.TestCase):
 
     def evacuate(self, virsh, checked='checked'):
         made = moving_tracker()
-        self.made = made
+        # The host's forced down and its nova-compute's start, in order.
+        self.calls = []
+        made.cloud.force_down.side_effect = (
+            lambda host, down: self.calls.append(('force_down', host, down)))
         # What check_views() records of the evacuated server.
         made.report.servers['s1'] = {'host': B, 'domain': 'instance-1'}
         with mock.patch.object(attachment_checks, 'check_views',
                                side_effect=[checked]) as check_views, \
                 mock.patch.object(services, 'compute'), \
-                mock.patch.object(services, 'start') as start, \
+                mock.patch.object(services, 'start', side_effect=(
+                    lambda *args, **kwargs: self.calls.append(('start',)))), \
                 mock.patch.object(hosts.shutil, 'which',
                                   return_value='/usr/bin/virsh'), \
                 mock.patch.object(hosts, 'virsh', virsh):
-            self.start = start
             try:
                 return move_steps.evacuate(made), check_views
             except config.SeriesError as error:
@@ -225,9 +228,10 @@ class EvacuateTest(unittest.TestCase):
         with self.assertRaisesRegex(Failed, '^expected ro: rbd_changed$'):
             self.evacuate(virsh_listing(''),
                           checked=Failed('expected ro: rbd_changed'))
-        self.start.assert_called_once()
-        self.assertEqual(mock.call(A, False),
-                         self.made.cloud.force_down.call_args)
+        # A service forced down never reports up: the forced down is
+        # lifted before nova-compute is started and waited for.
+        self.assertEqual([('force_down', A, True), ('force_down', A, False),
+                          ('start',)], self.calls)
 
     def test_a_libvirtd_not_answering_at_the_power_loss_fails_first(self):
         # Its guests might still run: nothing may be evacuated.
@@ -236,6 +240,8 @@ class EvacuateTest(unittest.TestCase):
         self.assertIn(f'{A}: virsh list failed (exit 1): cannot connect',
                       str(error))
         check_views.assert_not_called()
+        # The host comes back.
+        self.assertEqual([('force_down', A, False), ('start',)], self.calls)
 
     def test_a_libvirtd_not_answering_after_the_evacuation_fails(self):
         answers = [virsh_listing(''), virsh_listing('', returncode=1)]
