@@ -10,6 +10,8 @@ the guests see of the same requests is the scenario's own steps' to
 check.
 """
 
+import os
+
 from series.cloud import client
 from series.cloud import content
 from series.cloud import layout
@@ -30,11 +32,16 @@ TIMEOUT = '30m'
 def environment(cloud):
     """The OS_* variables of gophercloud's acceptance harness for the
     cloud's admin: credentials, the guest image, a flavor and another one
-    for resizes, the network its servers take. OS_POOL_NAME and
-    OS_EXTGW_ID, which the harness requires of every run, serve only
-    floating IP tests: none of these uses them.
+    for resizes, the network its servers take, the branch (master: the
+    tests of 2.105 skip below it). OS_POOL_NAME and OS_EXTGW_ID, which
+    the harness requires of every run, serve only floating IP tests: none
+    of these uses them. Every other OS_* variable of this process is
+    emptied, which the harness takes as unset.
     """
-    return {'OS_AUTH_URL': layout.url('keystone', '/v3'),
+    inherited = {name: '' for name in os.environ if name.startswith('OS_')}
+    return {**inherited,
+            'OS_BRANCH': 'master',
+            'OS_AUTH_URL': layout.url('keystone', '/v3'),
             'OS_USERNAME': layout.ADMIN,
             'OS_PASSWORD': layout.password(),
             'OS_PROJECT_NAME': 'admin',

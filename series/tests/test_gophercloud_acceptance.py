@@ -3,6 +3,7 @@ acceptance test gophercloud's series adds, and its environment gives the
 harness all it requires of a run, as the admin its tests need.
 """
 
+import os
 import re
 import unittest
 from unittest import mock
@@ -33,7 +34,14 @@ class GophercloudAcceptanceTest(base.RootTestCase):
         cloud = mock.Mock()
         cloud.image.return_value = 'image-1'
         cloud.flavor.side_effect = lambda name: f'flavor-{name}'
-        env = gophercloud_acceptance.environment(cloud)
+        # An operator's own variables reach no test.
+        with mock.patch.dict(os.environ, {'OS_PROJECT_ID': 'theirs',
+                                          'OS_USERNAME': 'someone'}):
+            env = gophercloud_acceptance.environment(cloud)
+        self.assertEqual('', env['OS_PROJECT_ID'])
+        # clients.SkipReleasesBelow fails a run without it; the tests of
+        # 2.105 skip below master.
+        self.assertEqual('master', env['OS_BRANCH'])
         # AcceptanceTestChoicesFromEnv fails a run without any of these,
         # or with one flavor for both.
         for name in ('OS_IMAGE_ID', 'OS_FLAVOR_ID', 'OS_FLAVOR_ID_RESIZE',
