@@ -219,10 +219,13 @@ def check_commit(project, python, number, commit, subject,
 
 def go_commit(project, label, files, row):
     """A commit of a Go module, in its worktree (`project.tree`): go test
-    of the packages of its Go files, gofmt and go vet of those files;
-    into its `row`.
+    of the packages of its Go files that have tests without build tags,
+    gofmt and go vet of those files (built with the project's tags: a
+    commit of acceptance tests alone is vetted, its tests not run); into
+    its `row`.
     """
-    packages = go_tests.packages(project.tree, files)
+    packages = go_tests.with_tests(project, project.tree,
+                                   go_tests.packages(project.tree, files))
     row['modules'] = packages
     if packages:
         result = go_tests.run(project, packages, f'each-{label}-unit')

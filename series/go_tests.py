@@ -40,6 +40,23 @@ def packages(tree, files):
             for directory in found]
 
 
+def import_path(project, directory):
+    """The import path of a package directory (./dir) of the module."""
+    return (project.module if directory == '.'
+            else f'{project.module}/{directory.removeprefix("./")}')
+
+
+def with_tests(project, tree, package_paths):
+    """The packages among `package_paths` that have tests `go test` runs
+    without build tags (gophercloud's acceptance tests need one), or that
+    do not build (their run fails).
+    """
+    ids, failed = listing(tree, package_paths)
+    keep = {test_id.rpartition('.')[0] for test_id in ids} | set(failed)
+    return [directory for directory in package_paths
+            if import_path(project, directory) in keep]
+
+
 def events(output):
     """The events of `go test -json` output (lines that are not JSON,
     such as a build error printed before them, left out).
@@ -96,15 +113,24 @@ def listed(tree, package_paths, pattern='.', tags=()):
     """The test ids `go test -list` gives for the packages (the tests
     matching `pattern`, built with `tags`).
     """
+    return listing(tree, package_paths, pattern, tags)[0]
+
+
+def listing(tree, package_paths, pattern='.', tags=()):
+    """`go test -list` of the packages: (the test ids, the packages whose
+    listing failed: they did not build).
+    """
     proc = go_module.go('test', '-json', '-list', pattern, *tag_options(tags),
                         *package_paths, cwd=tree, check=False)
-    ids = []
+    ids, failed = [], []
     for event in events(proc.stdout):
         name = event.get('Output', '').strip()
-        if (event.get('Action') == 'output' and name.startswith(
+        if event.get('Action') == 'fail' and not event.get('Test'):
+            failed.append(event.get('Package'))
+        elif (event.get('Action') == 'output' and name.startswith(
                 ('Test', 'Example', 'Fuzz')) and ' ' not in name):
             ids.append(f'{event["Package"]}.{name}')
-    return ids
+    return ids, failed
 
 
 def run(project, package_paths, name, background=False):

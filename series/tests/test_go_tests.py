@@ -148,7 +148,27 @@ class GoTreeTest(base.RootTestCase):
                           ('failed', 0, 2, 'failed')],
                          [(row['result'], row['passed'], row['failed'],
                            row['flake8']) for row in rows])
-        self.assertEqual(['.', './testing'], rows[0]['modules'])
+        # The module's root has no tests of its own: its testing has.
+        self.assertEqual(['./testing'], rows[0]['modules'])
+
+    def test_a_commit_of_tagged_tests_alone_is_vetted_not_run(self):
+        self.change({'demo.go': TRIPLE})
+        # As gophercloud's acceptance tests: a package whose tests all
+        # need a build tag.
+        self.change({'cloud/cloud_test.go': (
+            '//go:build acceptance\n\npackage cloud\n\n'
+            'import "testing"\n\n'
+            'func TestCloud(t *testing.T) {}\n'),
+            'cloud/cloud.go': 'package cloud\n'})
+        self.project.build_tags = ('acceptance',)
+        with mock.patch.object(process, 'say'):
+            rows = each.checked_rows(self.project)
+        self.assertEqual([('passed', 1, 0, 'clean', ['./testing']),
+                          ('skipped', 0, 0, 'clean', [])],
+                         [(row['result'], row['passed'], row['failed'],
+                           row['flake8'], row['modules']) for row in rows])
+        self.assertEqual(['./testing'], go_tests.with_tests(
+            self.project, self.project.tree, ['./cloud', './testing']))
 
     def test_tests_run_by_id(self):
         self.change({'testing/more_test.go': (
