@@ -309,13 +309,13 @@ def docs_and_clients(projects, timings):
     # before.
     for name, project in projects.items():
         if name not in ('nova', 'cinder') and queue.read_series(project):
-            results.extend(timings.run(f'{name} tests', kinds.test,
-                                       project))
+            kind = kinds.of(project)
+            results.extend(timings.run(f'{name} tests', kind.test, project))
             if project.released_requirement_tests:
                 results.extend(timings.run(
                     f'{name} against released requirements',
                     released_requirement.suite, project))
-            results.append(timings.run(f'{name} lint', kinds.lint, project))
+            results.append(timings.run(f'{name} lint', kind.lint, project))
             if name in CI_EACH_PROJECTS:
                 results.append(timings.run(f'{name} each commit',
                                            each.suite, project))

@@ -30,6 +30,7 @@ from series import process
 from series import queue
 from series import rebase
 from series import requirement_forms
+from series import sdist
 from series import suites
 
 DESCRIPTION = 'The patch queue of each upstream project this repository ' \
@@ -138,7 +139,7 @@ def rebase_series(args, project):
         raise config.SeriesError('rebase needs the VERSION to move to, or '
                                  '--continue')
     else:
-        rebase.rebase(project, args.version, args.sha256, args.index)
+        rebase.rebase(project, args.version, args.pin, args.index)
 
 
 def add_rebase(verbs):
@@ -147,12 +148,15 @@ def add_rebase(verbs):
                    'result checks clean')
     sub.add_argument('version', nargs='?',
                      help='the release to move to, e.g. 34.0.1')
-    sub.add_argument('--sha256',
-                     help='the sdist digest to require (default: the one '
-                     'the package index publishes)')
-    sub.add_argument('--index', default=rebase.PACKAGE_INDEX,
-                     help='the PEP 503 index that publishes the digest '
-                     '(default: %(default)s)')
+    sub.add_argument('--pin',
+                     help='the pin to require: an sdist\'s sha256, a Go '
+                     'module zip\'s h1 (default: what --index publishes; '
+                     'given both, they must agree)')
+    sub.add_argument('--index',
+                     help='the PEP 503 index that publishes an sdist\'s '
+                     f'sha256 (default: {sdist.PACKAGE_INDEX}), or the Go '
+                     'module proxy whose zip is hashed and unpacked '
+                     '(default: the go command\'s GOPROXY)')
     sub.add_argument('--continue', dest='resume', action='store_true',
                      help='finish a rebase stopped on a conflict, once '
                      '`git am` is done in the work tree')
@@ -162,10 +166,10 @@ def test(args, project):
     started = time.monotonic()
     only_unit = args.unit and not args.functional
     only_func = args.functional and not args.unit
-    results = kinds.test(project, filters=args.tests, full=args.full,
-                         unit=not only_func, functional=not only_unit,
-                         databases=args.databases,
-                         concurrency=args.concurrency)
+    results = kinds.of(project).test(
+        project, filters=args.tests, full=args.full, unit=not only_func,
+        functional=not only_unit, databases=args.databases,
+        concurrency=args.concurrency)
     return suites.print_summary(results, started)
 
 
@@ -185,8 +189,11 @@ def add_test(verbs):
 
 
 def lint(args, project):
-    return 1 if (kinds.lint(project).failed or
-                 kinds.typecheck(project).failed) else 0
+    kind = kinds.of(project)
+    if kind.lint(project).failed:
+        return 1
+    types = kind.typecheck(project)
+    return 1 if types and types.failed else 0
 
 
 def add_lint(verbs):
@@ -334,9 +341,6 @@ def build_parser():
 # The verbs that take no project of their own (run_ci, run_demo and
 # run_cloud read theirs from args; manual documents Nova's series).
 WITHOUT_PROJECT = ('ci', 'demo', 'cloud')
-# The verbs that know the Python projects only (an sdist, stestr, a
-# virtualenv); the others take a Go module too (series.kinds).
-PYTHON_ONLY = ('rebase', 'docs', 'contract', 'bench', 'rpm-patches')
 
 
 def main(argv=None):
@@ -353,11 +357,11 @@ def main(argv=None):
         else:
             project = getattr(args, 'project', None)
             project = project and config.get_project(project)
-            if (project and project.kind != 'python' and
-                    args.verb in PYTHON_ONLY):
+            if (project and
+                    args.verb in kinds.of(project).UNSUPPORTED_VERBS):
                 raise config.SeriesError(
-                    f'`{args.verb}` takes a Python project; {project.name} '
-                    f'is a {project.kind} module')
+                    f'`{args.verb}` does not take a {project.kind} project '
+                    f'({project.name})')
         return args.func(args, project) or 0
     except config.SeriesError as error:
         print(f'tools/series: {error}', file=sys.stderr)

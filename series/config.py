@@ -18,7 +18,9 @@ class SeriesError(Exception):
     """A problem the user must fix; printed without a traceback."""
 
 
-KINDS = ('python', 'go')
+# Each kind of project (projects.toml `kind`) and the field that pins its
+# release: a Python sdist's sha256, a Go module zip's h1 (series.pristine).
+PINS = {'python': 'sha256', 'go': 'h1'}
 
 
 @dataclasses.dataclass
@@ -74,10 +76,10 @@ class Project:
 
     def __post_init__(self):
         self.package = self.package or self.name
-        if self.kind not in KINDS:
+        if self.kind not in PINS:
             raise SeriesError(f'projects.toml: [{self.name}] kind '
                               f'{self.kind!r} is not one of '
-                              f'{", ".join(KINDS)}')
+                              f'{", ".join(PINS)}')
 
     @property
     def installed_version(self):
@@ -88,22 +90,19 @@ class Project:
         return ROOT / self.constraints
 
     @property
-    def sdist(self):
-        return ROOT / '.work' / 'downloads' / (
-            f'{self.name}-{self.version}.tar.gz')
+    def downloads(self):
+        """Where the project's releases are downloaded to."""
+        return ROOT / '.work' / 'downloads'
 
     @property
-    def archive(self):
-        """The release as downloaded: the sdist, or the module zip."""
-        if self.kind == 'go':
-            return ROOT / '.work' / 'downloads' / (
-                f'{self.name}-{self.version}.zip')
-        return self.sdist
+    def pin(self):
+        """The field of projects.toml that pins the release."""
+        return PINS[self.kind]
 
     @property
     def digest(self):
         """The pin of the release: its sha256, or its h1 hash."""
-        return self.h1 if self.kind == 'go' else self.sha256
+        return getattr(self, self.pin)
 
     @property
     def pristine(self):
@@ -138,8 +137,8 @@ def load_projects():
             fields[key] = tuple(fields.get(key, ()))
         project = projects[name] = Project(name=name, **fields)
         if not project.digest:
-            pin = 'h1' if project.kind == 'go' else 'sha256'
-            raise SeriesError(f'projects.toml: [{name}] pins no {pin}')
+            raise SeriesError(f'projects.toml: [{name}] pins no '
+                              f'{project.pin}')
     return projects
 
 
@@ -151,8 +150,9 @@ def get_project(name):
     return projects[name]
 
 
-def pin_base(name, version, sha256):
-    """Rewrite the version and sha256 of [name] in projects.toml."""
+def pin_base(project, version, digest):
+    """Rewrite the version and the pin of [project] in projects.toml."""
+    name = project.name
     path = ROOT / 'projects.toml'
     text = path.read_text()
     section = re.search(rf'^\[{re.escape(name)}\]\n(?:(?!^\[).*\n?)*', text,
@@ -160,7 +160,7 @@ def pin_base(name, version, sha256):
     if not section:
         raise SeriesError(f'projects.toml has no [{name}] section')
     body = section.group(0)
-    for key, value in (('version', version), ('sha256', sha256)):
+    for key, value in (('version', version), (project.pin, digest)):
         body, count = re.subn(rf'^{key} = ".*"$', f'{key} = "{value}"', body,
                               count=1, flags=re.M)
         if not count:

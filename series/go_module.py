@@ -1,6 +1,7 @@
 """A Go module release as a pinned base: its zip from the Go module proxy
 (`go mod download -json`), verified against the `h1:` hash projects.toml
-pins (the line go.sum carries for it), and unpacked.
+pins (the line go.sum carries for it), and unpacked. One of the release
+formats of series.pristine (a Python sdist's is series.sdist).
 
 The go command runs with the toolchain installed here (GOTOOLCHAIN=local)
 and with its module and build caches under .work/go, so that a clone
@@ -10,6 +11,7 @@ module's own go.sum by the go command.
 """
 
 import base64
+import dataclasses
 import hashlib
 import json
 import shutil
@@ -18,6 +20,9 @@ import zipfile
 
 from series import config
 from series import process
+
+# What the release is called.
+WHAT = 'module zip'
 
 
 def cache_directory():
@@ -57,13 +62,19 @@ def hash1(archive):
         hashlib.sha256(summary.encode()).digest()).decode()
 
 
-def download(module, version):
+def download(module, version, proxy=None, cache=None):
     """What `go mod download -json` says of module@version (its Zip
-    path, its Sum); an error it reports is raised.
+    path, its Sum); an error it reports is raised. `proxy` is a GOPROXY
+    in place of the go command's, `cache` a module cache in place of
+    .work/go's.
     """
+    overrides = {'GOPROXY': proxy, 'GOMODCACHE': cache and str(cache)}
     with tempfile.TemporaryDirectory() as empty:
-        proc = go('mod', 'download', '-json', f'{module}@{version}',
-                  cwd=empty, check=False)
+        proc = process.run(
+            ['go', 'mod', 'download', '-json', f'{module}@{version}'],
+            cwd=empty, check=False,
+            env=dict(environment(), **{name: value for name, value
+                                       in overrides.items() if value}))
     output = proc.stdout
     start = output.find('{')
     info = json.loads(output[start:]) if start >= 0 else {}
@@ -74,16 +85,21 @@ def download(module, version):
     return info
 
 
+def archive(project):
+    """Where the module zip is downloaded to."""
+    return project.downloads / f'{project.name}-{project.version}.zip'
+
+
 def fetch(project):
     """The verified module zip of `project`, downloaded if needed."""
-    archive = project.archive
-    if archive.exists():
-        if hash1(archive) == project.h1:
-            return archive
-        process.say(f'{archive.name}: cached file has the wrong h1 hash, '
+    path = archive(project)
+    if path.exists():
+        if hash1(path) == project.h1:
+            return path
+        process.say(f'{path.name}: cached file has the wrong h1 hash, '
                     'downloading again')
-        archive.unlink()
-    archive.parent.mkdir(parents=True, exist_ok=True)
+        path.unlink()
+    path.parent.mkdir(parents=True, exist_ok=True)
     process.say(f'{project.name}: downloading {project.module}@'
                 f'{project.version} from the Go module proxy')
     info = download(project.module, project.version)
@@ -92,14 +108,16 @@ def fetch(project):
         raise config.SeriesError(
             f'{project.module}@{project.version}: {actual} does not match '
             f'the pin {project.h1} in projects.toml; refusing to use it')
-    shutil.copyfile(info['Zip'], archive)
-    return archive
+    shutil.copyfile(info['Zip'], path)
+    return path
 
 
-def unpack(archive, destination, prefix):
-    """Extract the module zip's files under `prefix` (module@version/)
-    into `destination`, writable.
+def unpack(project, destination):
+    """The verified module zip's files, without their module@version/
+    prefix, into `destination`, writable.
     """
+    archive = fetch(project)
+    prefix = f'{project.module}@{project.version}/'
     with zipfile.ZipFile(archive) as module_zip:
         for member in module_zip.infolist():
             if not member.filename.startswith(prefix):
@@ -108,3 +126,30 @@ def unpack(archive, destination, prefix):
             path = destination / member.filename[len(prefix):]
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(module_zip.read(member))
+
+
+def verified(project):
+    return hash1(archive(project)) == project.h1
+
+
+def describe(project):
+    return f'module zip of {project.module}, {project.h1}'
+
+
+def published_pin(project, version, index=None):
+    """The h1 hash of the module zip of `version` that the Go module
+    proxy (`index`, or the go command's GOPROXY) serves, as the go command
+    computes it; the zip it hashed is kept as the download of `version`,
+    so that what is unpacked is what was hashed. It is fetched into a
+    module cache of its own, so that a copy already in .work/go does not
+    answer for the proxy. The checksum database is not asked (it is not
+    reachable here): the pin is what the proxy served, as a package
+    index's digest is what the index publishes.
+    """
+    with tempfile.TemporaryDirectory() as cache:
+        info = download(project.module, version, proxy=index, cache=cache)
+        pin = hash1(info['Zip'])
+        path = archive(dataclasses.replace(project, version=version))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(info['Zip'], path)
+    return pin

@@ -1,36 +1,34 @@
-"""The kinds of project (projects.toml `kind`): what tests a project and
-checks its style. A Python project's tests are stestr suites
-(series.suites) and its style checks flake8 (series.linters); a Go
-module's are `go test`, `go vet` and gofmt (series.go_tests).
+"""The kinds of project (projects.toml `kind`) and how each is tested.
+
+A kind is a module with the same functions, called with the project
+(its `tree` the work tree, or a copy of it: a commit's worktree, the
+mutants'):
+
+- environment(project): what runs its tests (a Python project's
+  virtualenv), passed back to the functions below; None if nothing does;
+- test(project, **options): the selection of its tests, [SuiteResult]
+  (options are suites.test()'s);
+- lint(project): a SuiteResult; typecheck(project): one, or None where
+  the kind has no type checker apart from its build;
+- test_commit(project, environment, label, files, row): a commit's own
+  tests and the style of the `files` it changes, into its `row` (its
+  'modules', 'passed', 'failed', 'skipped' and 'style');
+- prepare_copy(project, environment, tree, label): raises if the copy's
+  tests would not test the copy;
+- run_ids(project, environment, tests, suite): those tests alone, one
+  SuiteResult;
+- UNSUPPORTED_VERBS: the verbs of tools/series it has no counterpart for.
+
+How a kind's release is pinned and fetched is series.pristine's (its
+FORMATS); a third kind is a module here, a release format there and the
+field that pins it in config.PINS (test_kinds checks all three).
 """
 
-from series import go_tests
-from series import linters
-from series import suites
+from series import go_kind
+from series import python_kind
+
+KINDS = {'python': python_kind, 'go': go_kind}
 
 
-def test(project, **options):
-    """The selection of the project's tests; [SuiteResult]. `options`
-    are suites.test()'s; of them a Go project takes `background`.
-    """
-    if project.kind == 'go':
-        return go_tests.test(project,
-                             background=options.get('background', False))
-    return suites.test(project, **options)
-
-
-def lint(project):
-    """The style checks of what the series changes; a SuiteResult."""
-    if project.kind == 'go':
-        return go_tests.lint(project)
-    return linters.lint(project)
-
-
-def typecheck(project):
-    """mypy of a Python project; a Go project's types are the compiler's
-    (go vet and go test build it).
-    """
-    if project.kind == 'go':
-        return suites.SuiteResult(name=f'{project.name} types (the '
-                                  'compiler\'s)', passed=1)
-    return linters.typecheck(project)
+def of(project):
+    return KINDS[project.kind]

@@ -6,8 +6,8 @@ must occur there once) by `replace`, which removes or inverts one guard
 the series adds, and names the tests that must fail with it. The verb
 first runs each project's catalogue tests on the work tree as it is (they
 must pass: the control), then, for each mutant, writes it into the work
-tree, runs its tests with the project's virtualenv as `test` runs them
-(suites.run_suite), and puts the file back, also on failure or
+tree, runs its tests as the project's kind runs them (series.kinds:
+run_ids), and puts the file back, also on failure or
 interruption. A mutant is killed when one of its tests fails, survives
 when they all pass, and is an error when none ran or its text is not in
 the file once. The mutants are written into a git worktree of the work
@@ -31,12 +31,10 @@ import tomllib
 
 from series import config
 from series import each
-from series import go_tests
+from series import kinds
 from series import process
 from series import queue
-from series import selection
 from series import suites
-from series import virtualenvs
 
 KILLED, SURVIVED, ERROR = 'killed', 'survived', 'error'
 # The project name of the mutants of this repository's own code.
@@ -79,27 +77,6 @@ def load(path=None):
     return mutants
 
 
-def filters(tests):
-    """stestr filters that select exactly these tests, classes or modules
-    (as the derived selection's).
-    """
-    return selection.regex_for_modules(tests)
-
-
-def test_path(project, test):
-    """The directory of the test's module: stestr imports every module of
-    its test path to discover tests, so the narrowest one is the fastest.
-    """
-    parts = test.split('.')
-    for end in range(len(parts), 0, -1):
-        module = Path(*parts[:end])
-        if (project.tree / module.with_suffix('.py')).exists():
-            return str(module.parent)
-        if (project.tree / module / '__init__.py').exists():
-            return str(module)
-    return project.unit_tests
-
-
 @dataclasses.dataclass
 class ToolTree:
     """This repository's code in a worktree of its HEAD: the project the
@@ -138,26 +115,13 @@ def run_tool_tests(tree, tests, suite):
     return result
 
 
-def run_tests(project, python, tests, suite):
-    """suites.run_suite() of `tests`, grouped by test path (the tool's
-    tests: run_tool_tests()): one SuiteResult.
+def run_tests(project, environment, tests, suite):
+    """`tests` alone, as the project's kind runs them (the tool's tests:
+    run_tool_tests()): one SuiteResult.
     """
     if project.name == TOOLS:
         return run_tool_tests(project.tree, tests, suite)
-    if project.kind == 'go':
-        return go_tests.run_ids(project, tests, suite)
-    total = suites.SuiteResult(name=suite)
-    paths = {}
-    for test in tests:
-        paths.setdefault(test_path(project, test), []).append(test)
-    for path, group in paths.items():
-        result = suites.run_suite(project, python, suite, path,
-                                  filters(group))
-        total.results.update(result.results)
-        total.seconds += result.seconds
-        total.error = '; '.join(filter(None, [total.error, result.error]))
-    total.count()
-    return total
+    return kinds.of(project).run_ids(project, environment, tests, suite)
 
 
 def mutate(tree, mutant):
@@ -188,14 +152,14 @@ def judge(result):
     return ERROR, result.error or 'no test ran'
 
 
-def run_mutant(project, python, mutant):
+def run_mutant(project, environment, mutant):
     started = time.monotonic()
     try:
         original = mutate(project.tree, mutant)
     except config.SeriesError as problem:
         return Outcome(mutant, ERROR, 0.0, str(problem))
     try:
-        result = run_tests(project, python, mutant.tests,
+        result = run_tests(project, environment, mutant.tests,
                            f'mutant-{mutant.name}')
     finally:
         (project.tree / mutant.file).write_text(original)
@@ -204,12 +168,12 @@ def run_mutant(project, python, mutant):
                    detail)
 
 
-def control(project, python, mutants):
+def control(project, environment, mutants):
     """Every catalogue test of the project passes on the work tree as it
     is: a problem, or ''.
     """
     tests = sorted({test for mutant in mutants for test in mutant.tests})
-    result = run_tests(project, python, tests, 'mutants-control')
+    result = run_tests(project, environment, tests, 'mutants-control')
     if result.error or result.failed or not result.passed:
         return (f'{project.name}: the catalogue\'s tests must pass without '
                 f'a mutant: {result.passed} passed, {result.failed} failed'
@@ -308,24 +272,23 @@ def run(names=(), project_names=()):
     for name in dict.fromkeys(m.project for m in chosen):
         own = [m for m in chosen if m.project == name]
         if name == TOOLS:
-            python, copy_of = sys.executable, tool_worktree()
+            environment, copy_of = sys.executable, tool_worktree()
         else:
             project = projects[name]
             queue.ensure_tree(project)
-            python = (virtualenvs.ensure_venv(project)
-                      if project.kind == 'python' else None)
+            environment = kinds.of(project).environment(project)
             copy_of = worktree(project)
         with copy_of as copy:
-            if name != TOOLS and project.kind == 'python':
-                # Its tests must import the worktree's code, not the work
-                # tree's that the virtualenv installs.
-                each.check_imports_commit(project, python, copy.tree,
-                                          'mutants')
-            problem = control(copy, python, own)
+            if name != TOOLS:
+                # Its tests must test the copy's code, not the work tree's
+                # (a Python project's virtualenv installs the work tree).
+                kinds.of(project).prepare_copy(project, environment,
+                                               copy.tree, 'mutants')
+            problem = control(copy, environment, own)
             if problem:
                 raise config.SeriesError(problem)
             for mutant in own:
-                outcome = run_mutant(copy, python, mutant)
+                outcome = run_mutant(copy, environment, mutant)
                 process.say(f'mutant {mutant.name}: {outcome.result} '
                             f'({outcome.detail}) in {outcome.seconds:.0f}s')
                 outcomes.append(outcome)

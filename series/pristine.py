@@ -1,17 +1,18 @@
-"""The pinned base: the release sdist (or a Go module's zip,
-series.go_module), verified and unpacked, as a git repository whose one
-commit is the pristine tree.
+"""The pinned base: the release, verified and unpacked, as a git
+repository whose one commit is the pristine tree. Each kind of project
+has its release format (FORMATS), a module with the same functions:
+archive, fetch, unpack, verified and describe of a project, and
+published_pin of one of its versions; and WHAT, the name of its release
+(its pin is projects.toml's field config.PINS names).
 """
 
-import hashlib
-from pathlib import Path
 import shutil
-import sys
-import tempfile
 
-from series import config
 from series import go_module
 from series import process
+from series import sdist
+
+FORMATS = {'python': sdist, 'go': go_module}
 
 
 # Identity and date of the commits this tool makes itself, so that the base
@@ -24,54 +25,16 @@ TOOL_IDENT = {
 BASE_DATE = '2000-01-01T00:00:00+0000'
 
 
-def sha256_of(path):
-    digest = hashlib.sha256()
-    with open(path, 'rb') as f:
-        for block in iter(lambda: f.read(1 << 20), b''):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def check_constraints(project):
-    """The constraints file projects.toml names must be in the repository."""
-    if not project.constraints:
-        raise config.SeriesError(f'projects.toml names no constraints file '
-                                 f'for {project.name}')
-    if not project.constraints_file.is_file():
-        raise config.SeriesError(f'{project.constraints} (the constraints of '
-                                 f'{project.name} in projects.toml) is not in '
-                                 f'the repository')
+def release_format(project):
+    """The module that pins, fetches, verifies, unpacks and describes the
+    project's releases (its `kind` in projects.toml).
+    """
+    return FORMATS[project.kind]
 
 
 def fetch_base(project):
-    """Return the path of the verified sdist, downloading it if needed."""
-    # Every input is checked before anything is downloaded.
-    check_constraints(project)
-    if project.sdist.exists():
-        if sha256_of(project.sdist) == project.sha256:
-            return project.sdist
-        process.say(f'{project.sdist.name}: cached file has the wrong '
-                    'sha256, downloading again')
-        project.sdist.unlink()
-    project.sdist.parent.mkdir(parents=True, exist_ok=True)
-    process.say(f'{project.name}: downloading '
-                f'{project.name}=={project.version} sdist from the package '
-                'registry')
-    with tempfile.TemporaryDirectory(dir=project.sdist.parent) as tmp:
-        process.run([sys.executable, '-m', 'pip', 'download', '--no-deps',
-                     '--no-binary', ':all:', '--dest', tmp,
-                     f'{project.name}=={project.version}'])
-        found = list(Path(tmp).glob('*.tar.gz'))
-        if len(found) != 1:
-            raise config.SeriesError(f'pip download gave {found}, expected '
-                                     'one sdist')
-        actual = sha256_of(found[0])
-        if actual != project.sha256:
-            raise config.SeriesError(
-                f'{found[0].name}: sha256 {actual} does not match the pin '
-                f'{project.sha256} in projects.toml; refusing to use it')
-        found[0].rename(project.sdist)
-    return project.sdist
+    """The path of the verified release, downloaded if needed."""
+    return release_format(project).fetch(project)
 
 
 def unpack_pristine(project):
@@ -81,12 +44,7 @@ def unpack_pristine(project):
         return project.pristine
     shutil.rmtree(project.pristine, ignore_errors=True)
     project.pristine.mkdir(parents=True)
-    if project.kind == 'go':
-        go_module.unpack(go_module.fetch(project), project.pristine,
-                         f'{project.module}@{project.version}/')
-    else:
-        process.run(['tar', '-xzf', fetch_base(project), '-C',
-                     project.pristine, '--strip-components=1'])
+    release_format(project).unpack(project, project.pristine)
     stamp.write_text(project.digest + '\n')
     return project.pristine
 
@@ -95,11 +53,10 @@ def verified(project):
     """Whether the downloaded release matches its pin; None if it is not
     downloaded.
     """
-    if not project.archive.exists():
+    release = release_format(project)
+    if not release.archive(project).exists():
         return None
-    if project.kind == 'go':
-        return go_module.hash1(project.archive) == project.h1
-    return sha256_of(project.archive) == project.sha256
+    return release.verified(project)
 
 
 def init_base_repo(project, path):
@@ -115,8 +72,7 @@ def commit_pristine(project, path):
     env = dict(TOOL_IDENT, GIT_AUTHOR_DATE=BASE_DATE,
                GIT_COMMITTER_DATE=BASE_DATE)
     process.git('add', '-A', '-f', cwd=path)
-    pinned = (f'module zip of {project.module}, {project.h1}'
-              if project.kind == 'go' else f'sdist, sha256 {project.sha256}')
+    pinned = release_format(project).describe(project)
     process.git('commit', '-q', '--no-verify', '-m',
                 f'{project.name} {project.version}\n\nThe pristine release '
                 f'{pinned}.', cwd=path, env=env)

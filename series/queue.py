@@ -300,11 +300,10 @@ def plural(count, noun):
 def status(project):
     names = read_series(project)
     pinned = f'{project.name} {project.version}'
-    what = 'module zip' if project.kind == 'go' else 'sdist'
+    what = pristine.release_format(project).WHAT
     verified = pristine.verified(project)
     pinned += {None: f' ({what} not downloaded)', True: f' ({what} verified)',
-               False: f' ({what} {"h1" if project.kind == "go" else "sha256"}'
-               ' WRONG)'}[verified]
+               False: f' ({what} {project.pin} WRONG)'}[verified]
     line = (f'{project.name}: base {pinned}, '
             f'{plural(len(names), "patch")} in series')
     if not (project.tree / '.git').exists():

@@ -1,8 +1,9 @@
 """Moving a series onto another release of its project.
 
-`tools/series rebase <project> <version>` fetches the release, checks its
-sha256 against the digest the package index publishes (or --sha256),
-and replays the series onto it with `git am -3` in the work tree. On a
+`tools/series rebase <project> <version>` fetches the release, checks it
+against its pin (--pin, or what the package index or the Go module
+proxy publishes: series.pristine's release formats), and replays the
+series onto it with `git am -3` in the work tree. On a
 conflict it stops, as git does, with instructions; `--continue` takes
 over once the user has finished `git am`. The new base is pinned in
 projects.toml only when the result checks clean.
@@ -10,9 +11,7 @@ projects.toml only when the result checks clean.
 
 import dataclasses
 import json
-import re
 import shutil
-import urllib.request
 
 from series import checks
 from series import config
@@ -20,7 +19,6 @@ from series import pristine
 from series import process
 from series import queue
 
-PACKAGE_INDEX = 'https://pypi.org/simple'
 # The branch the series is replayed on, renamed `main` once it is done.
 REBASE_BRANCH = 'rebased'
 
@@ -29,36 +27,27 @@ def state_file(project):
     return config.ROOT / '.work' / 'rebase' / f'{project.name}.json'
 
 
-def published_sha256(name, version, index=PACKAGE_INDEX):
-    """The sdist digest a PEP 503 index publishes in its links."""
-    url = f'{index.rstrip("/")}/{name}/'
-    try:
-        with urllib.request.urlopen(url, timeout=60) as response:
-            page = response.read().decode()
-    except OSError as error:
-        raise config.SeriesError(
-            f'cannot read {url} ({error}); give the digest with --sha256')
-    # The sdist of `version`, e.g. cinder-29.0.0.0rc2.tar.gz#sha256=...
-    pattern = (rf'{re.escape(name)}-{re.escape(version)}\.tar\.gz'
-               rf'#sha256=([0-9a-f]{{64}})')
-    match = re.search(pattern, page)
-    if not match:
-        raise config.SeriesError(
-            f'{url} lists no sdist of {name} {version}')
-    return match.group(1)
-
-
-def rebase(project, version, sha256=None, index=PACKAGE_INDEX):
-    """Replay the series of `project` onto release `version`."""
+def rebase(project, version, pin=None, index=None):
+    """Replay the series of `project` onto release `version`, pinned by
+    `pin` or by what `index` (the package index or Go module proxy; by
+    default the release format's) publishes; given both, they must agree.
+    """
     if version == project.version:
         raise config.SeriesError(f'{project.name} is already on {version}')
     if (project.tree / '.git').exists() and queue.unexported(project):
         # Refused before anything is downloaded or changed.
         queue.apply(project)
-    target = dataclasses.replace(
-        project, version=version,
-        sha256=sha256 or published_sha256(project.name, version, index))
-    process.say(f'{project.name}: {version} sdist, sha256 {target.sha256}')
+    release = pristine.release_format(project)
+    if index or not pin:
+        published = release.published_pin(project, version, index)
+        if pin and pin != published:
+            raise config.SeriesError(
+                f'{project.name} {version}: --pin {pin} is not what '
+                f'{index} publishes ({published})')
+        pin = published
+    target = dataclasses.replace(project, version=version,
+                                 **{project.pin: pin})
+    process.say(f'{project.name}: {version} {release.describe(target)}')
     new_pristine = pristine.unpack_pristine(target)
     # The work tree as the series gives it on the current base: the blobs
     # the patches name must be in the repository for git am -3.
@@ -72,7 +61,7 @@ def rebase(project, version, sha256=None, index=PACKAGE_INDEX):
     path = state_file(project)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({'version': target.version,
-                                'sha256': target.sha256}))
+                                project.pin: target.digest}))
     names = queue.read_series(project)
     for number, name in enumerate(names, 1):
         result = process.git(
@@ -126,8 +115,8 @@ def finish(project):
             f'the series rebased onto {target.version} does not check '
             'clean; patches/ and projects.toml are unchanged:\n  ' +
             '\n  '.join(problems))
-    config.pin_base(project.name, target.version, target.sha256)
+    config.pin_base(project, target.version, target.digest)
     path.unlink()
     process.say(f'{project.name}: the series now applies to '
-                f'{target.version}; projects.toml pins it (sha256 '
-                f'{target.sha256})')
+                f'{target.version}; projects.toml pins it ({project.pin} '
+                f'{target.digest})')

@@ -11,16 +11,16 @@ import time
 import tomllib
 
 from series import config
-from series import pristine
 from series import process
 from series import queue
+from series import sdist
 
 
 def constraints_for(project):
     """upper-constraints without the project under test, as OpenStack CI,
     nor the projects whose patched trees its virtualenv takes instead.
     """
-    pristine.check_constraints(project)
+    sdist.check_constraints(project)
     lines = project.constraints_file.read_text().splitlines()
     unpinned = {project.name, *project.series_requirements}
     keep = [line for line in lines

@@ -37,20 +37,29 @@ def module_zip(files=FILES, module=MODULE, version=VERSION):
     return data.getvalue()
 
 
-def serve(test, directory, files=FILES):
-    """Put the module in a proxy directory and point the go command at
-    it for the rest of `test` (its module cache is the test's root's, its
-    build cache this repository's, which the go command keeps safe to
-    share); the zip's path.
+def publish(directory, files=FILES, version=VERSION):
+    """Put the module (`version` of it, beside the versions already there)
+    in a proxy directory; the zip's path.
     """
     versions = Path(directory) / MODULE / '@v'
-    versions.mkdir(parents=True)
-    (versions / 'list').write_text(f'{VERSION}\n')
-    (versions / f'{VERSION}.info').write_text(json.dumps(
-        {'Version': VERSION, 'Time': '2026-01-01T00:00:00Z'}))
-    (versions / f'{VERSION}.mod').write_text(files['go.mod'])
-    archive = versions / f'{VERSION}.zip'
-    archive.write_bytes(module_zip(files))
+    versions.mkdir(parents=True, exist_ok=True)
+    with open(versions / 'list', 'a') as listed:
+        listed.write(f'{version}\n')
+    (versions / f'{version}.info').write_text(json.dumps(
+        {'Version': version, 'Time': '2026-01-01T00:00:00Z'}))
+    (versions / f'{version}.mod').write_text(files['go.mod'])
+    archive = versions / f'{version}.zip'
+    archive.write_bytes(module_zip(files, version=version))
+    return archive
+
+
+def serve(test, directory, files=FILES, version=VERSION):
+    """publish() the module and point the go command at the proxy
+    directory for the rest of `test` (its module cache is the test's
+    root's, its build cache this repository's, which the go command keeps
+    safe to share); the zip's path.
+    """
+    archive = publish(directory, files, version)
     for patcher in (
             mock.patch.dict(os.environ, {'GOPROXY': f'file://{directory}'}),
             mock.patch.object(go_module, 'build_cache',

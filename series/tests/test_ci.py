@@ -258,6 +258,7 @@ class BesideTheCloudTest(unittest.TestCase):
             'tempest', 'cinder')}
         for name, project in projects.items():
             project.name = name
+            project.kind = 'python'
             project.released_requirement_tests = {}
         projects['python-openstackclient'].released_requirement_tests = {
             'openstacksdk': ['test_refused']}

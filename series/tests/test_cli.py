@@ -100,5 +100,5 @@ class PythonOnlyTest(unittest.TestCase):
         with mock.patch.object(config, 'get_project', return_value=project), \
                 mock.patch('sys.stderr', new_callable=io.StringIO) as err:
             self.assertEqual(2, cli.main(['contract', 'gophercloud']))
-        self.assertIn('`contract` takes a Python project; gophercloud is a '
-                      'go module', err.getvalue())
+        self.assertIn('`contract` does not take a go project (gophercloud)',
+                      err.getvalue())

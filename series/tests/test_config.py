@@ -19,7 +19,7 @@ class ConfigTest(base.SeriesTestCase):
         original = (self.root / 'projects.toml').read_text()
         (self.root / 'projects.toml').write_text(
             original + '\n[other]\nversion = "1.0"\nsha256 = "00"\n')
-        config.pin_base('demo', '2.0', 'ab' * 32)
+        config.pin_base(config.get_project('demo'), '2.0', 'ab' * 32)
         projects = config.load_projects()
         self.assertEqual(('2.0', 'ab' * 32),
                          (projects['demo'].version, projects['demo'].sha256))

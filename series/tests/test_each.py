@@ -19,6 +19,7 @@ from unittest import mock
 
 from series import config
 from series import each
+from series import python_kind
 from series import queue
 from series import suites
 from series.tests import base
@@ -68,7 +69,7 @@ def runner():
     """The Python and the runners each's run uses in these tests."""
     if STESTR_PYTHON:
         return STESTR_PYTHON, {}
-    return sys.executable, {'run_tests': run_unittest,
+    return sys.executable, {'run_modules': run_unittest,
                             'run_flake8': compile_check}
 
 
@@ -90,35 +91,6 @@ MORE = '''
     def test_add_{name}(self):
         self.assertEqual({a}, calc.add({a}, 0))
 '''
-
-
-class MappingTest(base.SeriesTestCase):
-    """Which files of a commit are test modules, of which suite."""
-
-    def test_unit_and_functional_modules_apart(self):
-        files = ['demo/tests/unit/test_core.py',
-                 'demo/tests/unit/api/test_servers.py',
-                 'demo/tests/functional/test_boot.py',
-                 'demo/tests/unit/fixtures.py',
-                 'demo/tests/unit/test_data.json',
-                 'demo/core.py', 'doc/test_conf.py', 'test_setup.py']
-        self.assertEqual(
-            (['demo.tests.unit.api.test_servers',
-              'demo.tests.unit.test_core'],
-             ['demo.tests.functional.test_boot']),
-            each.test_modules_of(self.project, files))
-
-    def test_a_functional_directory_inside_the_unit_one(self):
-        self.project.unit_tests = 'demo/tests'
-        self.assertEqual(
-            (['demo.tests.test_core'], ['demo.tests.functional.test_boot']),
-            each.test_modules_of(self.project, [
-                'demo/tests/test_core.py',
-                'demo/tests/functional/test_boot.py']))
-
-    def test_python_files(self):
-        self.assertEqual(['demo/core.py', 'setup.py'], each.python_files(
-            ['demo/core.py', 'README.rst', 'setup.py', 'demo/x.json']))
 
 
 class RangeTest(unittest.TestCase):
@@ -177,13 +149,21 @@ class EachTest(base.SeriesTestCase):
         (self.tree / path).parent.mkdir(parents=True, exist_ok=True)
         (self.tree / path).write_text(text)
 
+    def with_runners(self, **runners):
+        """The Python kind's runners replaced by these tests' (stestr and
+        flake8 where no virtualenv has them) and by `runners`.
+        """
+        stack = contextlib.ExitStack()
+        for name, runner in dict(self.runners, **runners).items():
+            stack.enter_context(mock.patch.object(python_kind, name, runner))
+        return stack
+
     def run_each(self, first=None, last=None, **runners):
         commits = each.select_range(each.numbered_commits(self.tree), first,
                                     last)
         out = io.StringIO()
-        with contextlib.redirect_stdout(out):
-            rows = each.run_commits(self.project, self.python, commits,
-                                    **dict(self.runners, **runners))
+        with self.with_runners(**runners), contextlib.redirect_stdout(out):
+            rows = each.run_commits(self.project, self.python, commits)
             code = each.print_rows(self.project, rows)
         return rows, code, out.getvalue()
 
@@ -197,11 +177,9 @@ class EachTest(base.SeriesTestCase):
                  if p.is_file() and '.git' not in p.parts})
 
     def test_ci_counts_each_commit_as_a_test(self):
-        run_commits = each.run_commits
-        with mock.patch.object(each.virtualenvs, 'ensure_venv',
+        with mock.patch.object(python_kind.virtualenvs, 'ensure_venv',
                                return_value=self.python), \
-                mock.patch.object(each, 'run_commits', lambda *args: (
-                    run_commits(*args, **self.runners))), \
+                self.with_runners(), \
                 contextlib.redirect_stdout(io.StringIO()) as out:
             result = each.suite(self.project)
         self.assertEqual((2, 1, 1), (result.passed, result.failed,
@@ -220,7 +198,7 @@ class EachTest(base.SeriesTestCase):
         self.assertEqual(['demo/calc.py', 'demo/tests/unit/test_calc.py'],
                          files)
         self.assertEqual((['demo.tests.unit.test_calc'], []),
-                         each.test_modules_of(self.project, files))
+                         python_kind.test_modules_of(self.project, files))
         self.assertEqual(['README.rst'],
                          each.files_of_commit(self.tree, commits[3][1]))
 
@@ -232,7 +210,7 @@ class EachTest(base.SeriesTestCase):
         self.assertEqual([(1, 0), (1, 1), (3, 0)],
                          [(row['passed'], row['failed']) for row in rows[:3]])
         self.assertEqual(['clean', 'clean', 'clean', '-'],
-                         [row['flake8'] for row in rows])
+                         [row['style'] for row in rows])
         self.assertEqual(1, code)
         lines = out.splitlines()
         self.assertEqual('2 passed, 1 failed', lines[-1])
@@ -258,8 +236,8 @@ class EachTest(base.SeriesTestCase):
         self.addCleanup(each.remove_worktree, self.tree, worktree)
         self.assertEqual(
             str(worktree / 'demo' / '__init__.py'),
-            each.imported_from(self.python, worktree, 'demo',
-                               self.project.test_env))
+            python_kind.imported_from(self.python, worktree, 'demo',
+                                      self.project.test_env))
         # What the project's tests load there is the commit's code.
         result = subprocess.run(
             [self.python, '-c',
@@ -270,12 +248,12 @@ class EachTest(base.SeriesTestCase):
 
     def test_another_tree_imported_is_refused(self):
         worktree = self.root / '.work' / 'each' / 'demo' / '0001'
-        with mock.patch.object(each, 'imported_from',
+        with mock.patch.object(python_kind, 'imported_from',
                                return_value=str(self.tree / 'demo' /
                                                 '__init__.py')), \
                 self.assertRaisesRegex(config.SeriesError,
                                        'would not test the commit'):
-            self.quiet(each.check_imports_commit, self.project, self.python,
+            self.quiet(python_kind.check_imports, self.project, self.python,
                        worktree, '0001')
 
     def test_worktrees_are_removed_when_interrupted(self):
@@ -285,7 +263,7 @@ class EachTest(base.SeriesTestCase):
             raise KeyboardInterrupt
 
         with self.assertRaises(KeyboardInterrupt):
-            self.run_each(run_tests=interrupted)
+            self.run_each(run_modules=interrupted)
         self.assertEqual(before, self.state())
         self.assertFalse((self.root / '.work' / 'each' / 'demo').exists())
 
@@ -307,6 +285,6 @@ class EachTest(base.SeriesTestCase):
         rows, code, out = self.run_each(5, 5)
         self.assertEqual([('failed', 1, 0, 'failed')],
                          [(row['result'], row['passed'], row['failed'],
-                           row['flake8']) for row in rows])
+                           row['style']) for row in rows])
         self.assertIn("F401 'os' imported but unused", out)
         self.assertEqual(1, code)

@@ -55,7 +55,7 @@ class FetchTest(base.RootTestCase):
     def test_a_download_matching_its_pin_is_kept(self):
         project = self.project(self.h1)
         archive = go_module.fetch(project)
-        self.assertEqual(project.archive, archive)
+        self.assertEqual(go_module.archive(project), archive)
         self.assertEqual(self.h1, go_module.hash1(archive))
 
     def test_a_download_against_its_pin_is_refused(self):
@@ -63,21 +63,21 @@ class FetchTest(base.RootTestCase):
         with self.assertRaisesRegex(config.SeriesError,
                                     'does not match the pin'):
             go_module.fetch(self.project(wrong))
-        self.assertFalse(self.project(wrong).archive.exists())
+        self.assertFalse(go_module.archive(self.project(wrong)).exists())
 
     def test_a_cached_download_with_another_hash_is_fetched_again(self):
         project = self.project(self.h1)
-        project.archive.parent.mkdir(parents=True)
-        project.archive.write_bytes(go_fixture.module_zip(
+        archive = go_module.archive(project)
+        archive.parent.mkdir(parents=True)
+        archive.write_bytes(go_fixture.module_zip(
             {'go.mod': 'module example.com/demo\n'}))
         go_module.fetch(project)
-        self.assertEqual(self.h1, go_module.hash1(project.archive))
+        self.assertEqual(self.h1, go_module.hash1(archive))
 
     def test_unpacked_without_its_prefix(self):
         project = self.project(self.h1)
         destination = self.root / 'tree'
-        go_module.unpack(go_module.fetch(project), destination,
-                         f'{go_fixture.MODULE}@{go_fixture.VERSION}/')
+        go_module.unpack(project, destination)
         self.assertEqual(sorted(go_fixture.FILES), sorted(
             str(path.relative_to(destination))
             for path in destination.rglob('*') if path.is_file()))
@@ -89,7 +89,7 @@ class ProjectTest(base.RootTestCase):
         project = config.Project(name='demo', version='v1.0.0', kind='go',
                                  module='example.com/demo', h1='h1:x=')
         self.assertEqual('h1:x=', project.digest)
-        self.assertEqual('demo-v1.0.0.zip', project.archive.name)
+        self.assertEqual('demo-v1.0.0.zip', go_module.archive(project).name)
 
     def test_a_project_without_its_pin_or_of_another_kind(self):
         for entry, error in (

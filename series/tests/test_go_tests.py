@@ -147,7 +147,7 @@ class GoTreeTest(base.RootTestCase):
         self.assertEqual([('passed', 1, 0, 'clean'),
                           ('failed', 0, 2, 'failed')],
                          [(row['result'], row['passed'], row['failed'],
-                           row['flake8']) for row in rows])
+                           row['style']) for row in rows])
         # The module's root has no tests of its own: its testing has.
         self.assertEqual(['./testing'], rows[0]['modules'])
 
@@ -166,7 +166,7 @@ class GoTreeTest(base.RootTestCase):
         self.assertEqual([('passed', 1, 0, 'clean', ['./testing']),
                           ('skipped', 0, 0, 'clean', [])],
                          [(row['result'], row['passed'], row['failed'],
-                           row['flake8'], row['modules']) for row in rows])
+                           row['style'], row['modules']) for row in rows])
         self.assertEqual(['./testing'], go_tests.with_tests(
             self.project, self.project.tree, ['./cloud', './testing']))
 

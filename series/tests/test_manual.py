@@ -140,3 +140,11 @@ class ModuleMapTest(unittest.TestCase):
     def test_this_manual(self):
         self.assertEqual([], manual.module_map_problems(
             config.ROOT, config.ROOT / manual.MODULE_MAP))
+
+    def test_every_module_has_its_test_module(self):
+        # As the module map says: series.cloud.content holds names only,
+        # and test_cli.py tests both cli modules.
+        tests = config.ROOT / 'series' / 'tests'
+        self.assertEqual(['series.cloud.content'], sorted(
+            name for name in manual.package_modules(config.ROOT)
+            if not (tests / f'test_{name.rpartition(".")[2]}.py').exists()))

@@ -71,7 +71,8 @@ class SampleTree(unittest.TestCase):
             '[DEFAULT]\ntest_path=./pkg\ntop_dir=./\n')
         self.project = mock.Mock(tree=self.tree, unit_tests='pkg',
                                  functional_tests='', test_env={},
-                                 known_failures=self.tree / 'none')
+                                 known_failures=self.tree / 'none',
+                                 kind='python')
         self.project.name = 'sample'
 
 
@@ -185,30 +186,6 @@ class LoadTest(unittest.TestCase):
             if entry.project == mutants.TOOLS:
                 text = (REPOSITORY / entry.file).read_text()
                 self.assertEqual(1, text.count(entry.find), entry.name)
-
-    def test_the_test_path_is_the_directory_of_the_test_module(self):
-        with tempfile.TemporaryDirectory() as tmp:
-            tree = Path(tmp)
-            (tree / 'pkg/tests/unit/compute').mkdir(parents=True)
-            for name in ('pkg/tests/__init__.py',
-                         'pkg/tests/unit/__init__.py',
-                         'pkg/tests/unit/compute/__init__.py',
-                         'pkg/tests/unit/compute/test_api.py'):
-                (tree / name).write_text('')
-            project = mock.Mock(tree=tree, unit_tests='pkg/tests/unit')
-            self.assertEqual('pkg/tests/unit/compute', mutants.test_path(
-                project, 'pkg.tests.unit.compute.test_api.T.test_x'))
-            self.assertEqual('pkg/tests/unit/compute', mutants.test_path(
-                project, 'pkg.tests.unit.compute'))
-            self.assertEqual('pkg/tests/unit', mutants.test_path(
-                project, 'elsewhere.test_x'))
-
-    def test_filters_select_the_id_not_a_longer_one(self):
-        [pattern] = mutants.filters(['a.T.test_x'])
-        self.assertRegex('a.T.test_x', pattern)
-        self.assertRegex('a.T.test_x(scenario)', pattern)
-        self.assertNotRegex('a.T.test_x_more', pattern)
-        self.assertNotRegex('aXT.test_x', pattern)
 
 
 class ToolMutantTest(unittest.TestCase):

@@ -1,50 +1,63 @@
-"""Tests of series.pristine: the pinned base, fetched and verified."""
+"""Tests of series.pristine: the pinned base of each kind of project,
+unpacked and committed.
+"""
 
+import tempfile
 from unittest import mock
 
 from series import config
+from series import go_module
 from series import pristine
-# series/tests/base.py, the tests' shared fixture.
-from series.tests import base as fixture
+from series import process
+from series import sdist
+from series.tests import base
+from series.tests import go_fixture
 
 
-class BaseTest(fixture.SeriesTestCase):
+class PythonBaseTest(base.SeriesTestCase):
 
-    def test_fetch_downloads_and_verifies(self):
-        self.project.sdist.unlink()
-        path = self.quiet(pristine.fetch_base, self.project)
-        self.assertEqual(self.project.sha256, fixture.sha256(path))
+    def test_the_sdist_unpacked_and_committed_with_its_pin(self):
+        tree = self.root / 'tree'
+        self.quiet(pristine.init_base_repo, self.project, tree)
+        self.assertTrue(pristine.verified(self.project))
+        self.assertEqual(base.CORE, (tree / 'demo' / 'core.py').read_text())
+        self.assertIn(f'The pristine release sdist, sha256 '
+                      f'{self.project.sha256}.',
+                      process.git('log', '-1', '--format=%B', 'base',
+                                  cwd=tree).stdout)
 
-    def test_fetch_replaces_a_corrupt_cached_download(self):
-        self.project.sdist.write_bytes(b'not the sdist')
-        path = self.quiet(pristine.fetch_base, self.project)
-        self.assertEqual(self.project.sha256, fixture.sha256(path))
+    def test_a_release_not_downloaded_is_not_verified(self):
+        sdist.archive(self.project).unlink()
+        self.assertIsNone(pristine.verified(self.project))
 
-    def test_fetch_refuses_a_download_with_another_sha256(self):
-        self.project.sdist.unlink()
-        fixture.make_sdist(self.index, core='tampered\n')
-        with self.assertRaisesRegex(config.SeriesError,
-                                    'does not match the pin'):
-            self.quiet(pristine.fetch_base, self.project)
-        self.assertFalse(self.project.sdist.exists())
 
-    def test_constraints_missing_refused_before_downloading(self):
-        self.project.sdist.unlink()
-        (self.root / 'constraints' / 'upper-constraints.txt').unlink()
-        with self.assertRaisesRegex(
-                config.SeriesError,
-                'constraints/upper-constraints.txt .* is not in the '
-                'repository'):
-            self.quiet(pristine.fetch_base, self.project)
-        self.assertFalse(self.project.sdist.exists())
+class GoBaseTest(base.RootTestCase):
 
-    def test_the_repository_pins_its_own_constraints(self):
-        # Nothing outside the repository: every project names a file of it.
-        with mock.patch.object(config, 'ROOT', fixture.REPOSITORY):
-            for project in config.load_projects().values():
-                if project.kind == 'go':
-                    # Its dependencies are pinned by its own go.sum.
-                    continue
-                self.assertTrue(project.constraints_file.is_relative_to(
-                    fixture.REPOSITORY))
-                pristine.check_constraints(project)
+    def setUp(self):
+        super().setUp()
+        proxy = tempfile.TemporaryDirectory()
+        self.addCleanup(proxy.cleanup)
+        self.zip = go_fixture.serve(self, proxy.name)
+        self.project = config.Project(
+            name='demo', version=go_fixture.VERSION, kind='go',
+            module=go_fixture.MODULE, h1=go_module.hash1(self.zip))
+
+    def test_the_module_unpacked_and_committed_with_its_pin(self):
+        self.assertIsNone(pristine.verified(self.project))
+        tree = self.root / 'tree'
+        with mock.patch.object(process, 'say'):
+            pristine.init_base_repo(self.project, tree)
+        self.assertTrue(pristine.verified(self.project))
+        self.assertEqual(go_fixture.FILES['demo.go'],
+                         (tree / 'demo.go').read_text())
+        self.assertIn(f'The pristine release module zip of '
+                      f'{go_fixture.MODULE}, {self.project.h1}.',
+                      process.git('log', '-1', '--format=%B', 'base',
+                                  cwd=tree).stdout)
+
+    def test_a_download_against_its_pin_is_not_verified(self):
+        with mock.patch.object(process, 'say'):
+            pristine.fetch_base(self.project)
+        go_module.archive(self.project).write_bytes(
+            go_fixture.module_zip({'go.mod': 'module example.com/demo\n'}))
+        self.assertFalse(pristine.verified(self.project))

@@ -3,15 +3,21 @@
 import functools
 import http.server
 import os
+from pathlib import Path
 import subprocess
+import tempfile
 import threading
 from unittest import mock
 
 from series import checks
 from series import config
+from series import go_module
+from series import process
 from series import queue
 from series import rebase
+from series import sdist
 from series.tests import base
+from series.tests import go_fixture
 
 # Release 2.0 of the tiny project: five lines more at the top, so every
 # hunk of the series moves.
@@ -136,9 +142,107 @@ class RebaseTest(base.SeriesTestCase):
         self.addCleanup(server.shutdown)
         index = f'http://127.0.0.1:{server.server_address[1]}'
         self.assertEqual(digest,
-                         rebase.published_sha256('demo', '2.0', index))
+                         sdist.published_pin(self.project, '2.0', index))
         with self.assertRaisesRegex(config.SeriesError,
                                     'lists no sdist of demo 3.0'):
-            rebase.published_sha256('demo', '3.0', index)
+            sdist.published_pin(self.project, '3.0', index)
         self.rebase(None, index=index)
         self.assertEqual(digest, config.get_project('demo').sha256)
+
+
+class GoRebaseTest(base.RootTestCase):
+    """A Go module's series moved onto the next version the Go module
+    proxy serves, by the real go command.
+    """
+
+    def setUp(self):
+        super().setUp()
+        proxy = tempfile.TemporaryDirectory()
+        self.addCleanup(proxy.cleanup)
+        self.proxy = proxy.name
+        h1 = go_module.hash1(go_fixture.serve(self, self.proxy))
+        self.toml = (f'[demo]\nversion = "{go_fixture.VERSION}"\n'
+                     f'kind = "go"\nmodule = "{go_fixture.MODULE}"\n'
+                     f'h1 = "{h1}"\nreview = "github"\n')
+        (self.root / 'projects.toml').write_text(self.toml)
+        self.project = config.get_project('demo')
+        with mock.patch.object(process, 'say'):
+            queue.apply(self.project)
+        tree = self.project.tree
+        (tree / 'demo.go').write_text(
+            go_fixture.FILES['demo.go'] +
+            '\n// Triple triples.\nfunc Triple(n int) int { return 3 * n }\n')
+        process.git('commit', '-q', '-a', '-m', 'Add Triple\n\nPart of '
+                    'Nova blueprint volume-multiattach-enhancements.',
+                    cwd=tree, env=base.AUTHOR)
+        with mock.patch.object(process, 'say'):
+            queue.export(self.project)
+        self.patches = {p.name: p.read_bytes()
+                        for p in self.project.patches.iterdir()}
+        # v1.1.0 adds a file and a line above the series' hunk.
+        self.next_zip = self.serve_next(dict(
+            go_fixture.FILES,
+            **{'demo.go': '// Package demo computes.\n' +
+               go_fixture.FILES['demo.go'],
+               'half.go': 'package demo\n\n// Half halves.\n'
+               'func Half(n int) int { return n / 2 }\n'}))
+
+    def serve_next(self, files):
+        return go_fixture.serve(self, self.proxy, files, 'v1.1.0')
+
+    def rebase(self, pin=None):
+        with mock.patch.object(process, 'say'):
+            rebase.rebase(self.project, 'v1.1.0', pin)
+
+    def test_the_h1_the_proxy_serves_is_pinned(self):
+        self.rebase()
+        project = config.get_project('demo')
+        self.assertEqual(('v1.1.0', go_module.hash1(self.next_zip)),
+                         (project.version, project.h1))
+        text = (project.tree / 'demo.go').read_text()
+        self.assertTrue(text.startswith('// Package demo computes.\n'))
+        self.assertIn('func Triple', text)
+        self.assertTrue((project.tree / 'half.go').exists())
+        self.assertEqual([], self.quiet(checks.check, project))
+        self.assertIn('base demo v1.1.0 (module zip verified), 1 patch in '
+                      'series, work tree 1 commit, in sync',
+                      queue.status(project))
+
+    def test_a_module_against_the_pin_given_is_refused(self):
+        with self.assertRaisesRegex(config.SeriesError,
+                                    'does not match|is not what'):
+            self.rebase(pin='h1:' + 'A' * 43 + '=')
+        self.assertEqual(self.toml,
+                         (self.root / 'projects.toml').read_text())
+        self.assertEqual(self.patches,
+                         {p.name: p.read_bytes()
+                          for p in self.project.patches.iterdir()})
+
+    def quiet(self, function, *args):
+        with mock.patch.object(process, 'say'):
+            return function(*args)
+
+
+class GoRebaseFromAnotherProxyTest(GoRebaseTest):
+    """v1.1.0 served only by a second proxy, named with --index."""
+
+    @property
+    def other_proxy(self):
+        if not hasattr(self, '_other'):
+            other = tempfile.TemporaryDirectory()
+            self.addCleanup(other.cleanup)
+            self._other = Path(other.name)
+        return self._other
+
+    def serve_next(self, files):
+        # Not in the go command's proxy: only in the other one.
+        return go_fixture.publish(self.other_proxy, files, 'v1.1.0')
+
+    def rebase(self, pin=None):
+        with mock.patch.object(process, 'say'):
+            rebase.rebase(self.project, 'v1.1.0', pin,
+                          f'file://{self.other_proxy}')
+
+    def test_a_pin_given_is_held_to_what_the_index_serves(self):
+        self.rebase(pin=go_module.hash1(self.next_zip))
+        self.assertEqual('v1.1.0', config.get_project('demo').version)
