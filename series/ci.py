@@ -39,17 +39,20 @@ CI_MUTANT_PROJECTS = (mutants.TOOLS, 'os-traits', 'openstacksdk',
 # all but Nova, whose commits take a stestr run of their modules each.
 CI_EACH_PROJECTS = ('os-traits', 'openstacksdk', 'python-openstackclient',
                     'tempest', 'cinder', 'gophercloud')
-# The tool tests that skip without a virtualenv of this checkout.
+# The tool tests that skip without a virtualenv or work tree of this
+# checkout.
 VIRTUALENV_TOOL_TESTS = ('series.tests.test_suites.RunStestrTest',
                          'series.tests.test_each',
                          'series.tests.test_mutants.RunMutantTest',
                          'series.tests.test_tempest.ReadJobTest',
-                         'series.tests.test_macvtap_agent')
+                         'series.tests.test_macvtap_agent',
+                         # It needs the gophercloud work tree.
+                         'series.tests.test_gophercloud_step.ProgramTest')
 
 
 def virtualenv_tool_tests():
-    """VIRTUALENV_TOOL_TESTS, run once the projects' virtualenvs exist:
-    a skip among them fails.
+    """VIRTUALENV_TOOL_TESTS, run once the projects' virtualenvs and work
+    trees exist: a skip among them fails.
     """
     result = suites.tool_self_test(name='tools/series self-test with stestr',
                                    tests=VIRTUALENV_TOOL_TESTS)
@@ -357,6 +360,12 @@ def ci(args):
     if queue.read_series(cinder):
         timings.run('cinder virtualenv', prepare, virtualenv, cinder)
     timings.run('cloud virtualenv', prepare, service_venv.ensure)
+    # The work tree a step of the cloud builds a Go program against, before
+    # the lane that tests it runs beside the cloud.
+    gophercloud = projects['gophercloud']
+    if queue.read_series(gophercloud):
+        timings.run('gophercloud work tree', prepare, queue.ensure_tree,
+                    gophercloud)
     # The real cloud mostly waits (on its guests, services and timeouts):
     # everything else runs beside it in two lanes at a background priority
     # (in_the_background()), on the CPU it leaves and at full speed once

@@ -16,6 +16,7 @@ from series.cloud.client import Cloud
 from series.cloud import deploy
 from series.cloud import faults
 from series.cloud import gophercloud_acceptance
+from series.cloud import gophercloud_step
 from series.cloud import layout
 from series.cloud import move_steps
 from series.cloud import osc_functional
@@ -43,6 +44,10 @@ STEPS = (
     after_multi_create(
         'attach-modes', 'a multiattach volume attached rw, ro, ro; every '
         'attachment checked', attach_steps.attach_modes),
+    after_multi_create('gophercloud-attach', 'gophercloud attaches a '
+                       'multiattach volume ro on both hosts and a control '
+                       'without a mode; every attachment checked',
+                       gophercloud_step.gophercloud_attach),
     after_multi_create('readonly-flag', "Cinder's readonly flag",
                        attach_steps.readonly_flag),
     after_multi_create('hard-reboot', 'hard reboot', move_steps.hard_reboot),
