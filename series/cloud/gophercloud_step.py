@@ -155,6 +155,7 @@ def gophercloud_attach(tracker):
         raise
     problems = detach_all(tracker, attached)
     check(not problems, 'not detached: ' + '; '.join(problems))
+    listed = ', '.join(str(reply['attach_mode']) for reply in replies)
     return (f'gophercloud attached one volume ro to {first} and {second}, '
             f'a control volume without a mode to {first}: the GET lists '
-            f'ro, ro, rw; {views}; all three detached')
+            f'{listed}; {views}; {len(attached)} detached')

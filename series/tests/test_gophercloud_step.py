@@ -242,8 +242,7 @@ class StepTest(unittest.TestCase):
     def test_the_guests_checked_then_detached(self):
         detail = self.run_step(['ro', 'ro', 'rw'])
         self.check_views.assert_called_once_with(self.tracker, ['a', 'b'])
-        self.assertIn('the GET lists ro, ro, rw; views; all three detached',
-                      detail)
+        self.assertIn('the GET lists ro, ro, rw; views; 3 detached', detail)
         self.assertEqual(
             [mock.call(server, volume, mode or 'rw', mock.ANY)
              for server, volume, mode in self.requests],
