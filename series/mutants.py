@@ -138,18 +138,32 @@ def mutate(tree, mutant):
     return text
 
 
-def judge(result):
-    """KILLED when a test that ran failed, SURVIVED when they all passed,
-    ERROR when none ran (a run that fails before any test, an import
-    error, is not a kill); and why.
+def judge(result, tests):
+    """KILLED when one of the mutant's `tests` ran and failed, SURVIVED
+    when they all passed, ERROR when none ran (a run that fails before
+    any test, an import error, a Go package that does not build, is not
+    a kill: the test would kill any change); and why.
     """
     failed = [test for test, status in result.results.items()
-              if status not in suites.PASSED and status != 'skip']
+              if status not in (*suites.PASSED, 'skip', 'missing') and
+              is_of(test, tests)]
     if failed:
         return KILLED, ', '.join(failed[:3])
     if result.passed:
         return SURVIVED, f'{result.passed} passed'
-    return ERROR, result.error or 'no test ran'
+    problems = [f'{test} {status}' for test, status
+                in result.results.items() if not is_of(test, tests)]
+    return ERROR, '; '.join(filter(None, [result.error, *problems[:3]])) or \
+        'no test ran'
+
+
+def is_of(ran, tests):
+    """Whether the test id `ran` is one of `tests` or under one of them (a
+    class, a module, a Go test's subtest).
+    """
+    return any(ran == test or
+               ran.startswith((test + '.', test + '(', test + '/'))
+               for test in tests)
 
 
 def run_mutant(project, environment, mutant):
@@ -163,7 +177,7 @@ def run_mutant(project, environment, mutant):
                            f'mutant-{mutant.name}')
     finally:
         (project.tree / mutant.file).write_text(original)
-    verdict, detail = judge(result)
+    verdict, detail = judge(result, mutant.tests)
     return Outcome(mutant, verdict, round(time.monotonic() - started, 1),
                    detail)
 
@@ -180,8 +194,8 @@ def control(project, environment, mutants):
                 f'{"; " + result.error if result.error else ""}')
     # A test that skips cannot kill its mutant.
     absent = [test for test in tests if not any(
-        ran == test or ran.startswith((test + '.', test + '('))
-        for ran, status in result.results.items() if status != 'skip')]
+        is_of(ran, [test]) for ran, status in result.results.items()
+        if status != 'skip')]
     if absent:
         return f'{project.name}: no test ran (or it skipped) for {absent}'
     return ''

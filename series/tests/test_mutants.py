@@ -121,17 +121,37 @@ class JudgeTest(unittest.TestCase):
     def test_a_failed_test_kills(self):
         result = suites.SuiteResult('x', results={'a': 'success',
                                                   'b': 'fail'})
-        self.assertEqual((mutants.KILLED, 'b'), mutants.judge(result))
+        self.assertEqual((mutants.KILLED, 'b'),
+                         mutants.judge(result, ['a', 'b']))
+
+    def test_a_failed_test_of_a_class_asked_for_kills(self):
+        result = suites.SuiteResult('x', results={'m.C.test_a': 'fail'})
+        self.assertEqual((mutants.KILLED, 'm.C.test_a'),
+                         mutants.judge(result, ['m.C']))
 
     def test_all_passed_survives(self):
         result = suites.SuiteResult('x', passed=2, results={
             'a': 'success', 'b': 'skip'})
-        self.assertEqual(mutants.SURVIVED, mutants.judge(result)[0])
+        self.assertEqual(mutants.SURVIVED,
+                         mutants.judge(result, ['a', 'b'])[0])
 
     def test_a_run_without_tests_is_an_error_not_a_kill(self):
         result = suites.SuiteResult('x', failed=1, error='import error')
         self.assertEqual((mutants.ERROR, 'import error'),
-                         mutants.judge(result))
+                         mutants.judge(result, ['a']))
+
+    def test_a_go_package_that_does_not_build_is_an_error_not_a_kill(self):
+        # go_tests.results_of: the package failed, its tests never ran.
+        result = suites.SuiteResult('x', results={
+            'example.com/m/pkg': 'fail', 'example.com/m/pkg.TestA': 'missing'})
+        verdict, detail = mutants.judge(result, ['example.com/m/pkg.TestA'])
+        self.assertEqual(mutants.ERROR, verdict)
+        self.assertIn('example.com/m/pkg fail', detail)
+
+    def test_a_test_not_asked_for_does_not_kill(self):
+        result = suites.SuiteResult('x', passed=1, results={
+            'a': 'success', 'other': 'fail'})
+        self.assertEqual(mutants.SURVIVED, mutants.judge(result, ['a'])[0])
 
 
 class VerdictTest(unittest.TestCase):
@@ -270,7 +290,8 @@ class ToolMutantTest(unittest.TestCase):
             self.tree, ['series.tests.test_guarded'], 'x')
         self.assertTrue(result.failed)
         self.assertIn('no result', result.error)
-        self.assertEqual(mutants.ERROR, mutants.judge(result)[0])
+        self.assertEqual(mutants.ERROR, mutants.judge(
+            result, ['series.tests.test_guarded'])[0])
 
 
 @unittest.skipUnless(stestr_python(), 'no virtualenv with stestr')
