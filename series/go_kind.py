@@ -54,7 +54,11 @@ def typecheck(project):
 
 
 def prepare_copy(project, environment, tree, label):
-    """Nothing: the go command builds the copy's own code."""
+    """The copy's Go workspace, where the project has series
+    requirements: the go command builds the copy's own code against
+    them.
+    """
+    go_tests.workspace(project, tree)
 
 
 def test_commit(project, environment, label, files, row):
@@ -63,6 +67,7 @@ def test_commit(project, environment, label, files, row):
     of those files (built with the project's tags: a commit of acceptance
     tests alone is vetted, its tests not run); into its `row`.
     """
+    go_tests.workspace(project, project.tree)
     packages = go_tests.with_tests(project, project.tree,
                                    go_tests.packages(project.tree, files))
     row['modules'] = packages
@@ -81,4 +86,5 @@ def test_commit(project, environment, label, files, row):
 
 def run_ids(project, environment, tests, suite):
     """The tests `tests` (`<package>.<Test>`) alone: one SuiteResult."""
+    go_tests.workspace(project, project.tree)
     return go_tests.run_ids(project, tests, suite)

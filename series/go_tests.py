@@ -10,6 +10,7 @@ them beside it (gophercloud's `<package>/testing`), those of its
 
 import json
 from pathlib import Path
+import re
 import time
 
 from series import config
@@ -38,6 +39,29 @@ def packages(tree, files):
                 found.append(candidate)
     return [f'./{directory}' if str(directory) != '.' else '.'
             for directory in found]
+
+
+def workspace(project, tree):
+    """`tree`, with a Go workspace (its go.work) that uses it and the work
+    trees of the project's series requirements, applied where missing:
+    the go command then builds the tree against the patched modules,
+    and go.mod keeps the releases it requires. Without series
+    requirements, no workspace. go.work is ignored by git in every work
+    tree (queue.WORK_TREE_EXCLUDES): it is never part of a patch.
+    """
+    if not project.series_requirements:
+        return tree
+    required = [queue.ensure_tree(config.get_project(name))
+                for name in project.series_requirements]
+    version = re.search(r'^go (\S+)$', (tree / 'go.mod').read_text(), re.M)
+    if not version:
+        raise config.SeriesError(f'{tree / "go.mod"} names no go version')
+    (tree / 'go.work').write_text(
+        '// Written by tools/series: this tree built against the work trees '
+        'of its\n// series requirements.\n'
+        f'go {version.group(1)}\n\nuse (\n\t.\n' +
+        ''.join(f'\t{path}\n' for path in required) + ')\n')
+    return tree
 
 
 def import_path(project, directory):
@@ -218,7 +242,7 @@ def run_ids(project, test_ids, name):
 
 def test(project, background=False):
     """The tests of the packages the series touches; [SuiteResult]."""
-    queue.ensure_tree(project)
+    workspace(project, queue.ensure_tree(project))
     changed = selection.changed_files(project.tree)
     package_paths = packages(project.tree, changed)
     process.say(f'{project.name}: selection derived from the series: '
@@ -236,8 +260,7 @@ def lint(project):
     """`gofmt -l` of the Go files the series changes and `go vet` of
     their packages; a SuiteResult with one entry per check.
     """
-    queue.ensure_tree(project)
-    tree = project.tree
+    tree = workspace(project, queue.ensure_tree(project))
     changed = [name for name in selection.changed_files(tree)
                if name.endswith('.go') and (tree / name).exists()]
     return lint_files(project, tree, changed)

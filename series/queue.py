@@ -44,6 +44,9 @@ __pycache__/
 /.coverage*
 /instances/
 object_hashes.txt
+# the Go workspace of a Go module's series requirements (go_module.workspace)
+/go.work
+/go.work.sum
 """
 
 # Gerrit's commit-msg hook in a few lines: give every new commit a

@@ -37,11 +37,11 @@ def module_zip(files=FILES, module=MODULE, version=VERSION):
     return data.getvalue()
 
 
-def publish(directory, files=FILES, version=VERSION):
+def publish(directory, files=FILES, version=VERSION, module=MODULE):
     """Put the module (`version` of it, beside the versions already there)
     in a proxy directory; the zip's path.
     """
-    versions = Path(directory) / MODULE / '@v'
+    versions = Path(directory) / module / '@v'
     versions.mkdir(parents=True, exist_ok=True)
     with open(versions / 'list', 'a') as listed:
         listed.write(f'{version}\n')
@@ -49,7 +49,7 @@ def publish(directory, files=FILES, version=VERSION):
         {'Version': version, 'Time': '2026-01-01T00:00:00Z'}))
     (versions / f'{version}.mod').write_text(files['go.mod'])
     archive = versions / f'{version}.zip'
-    archive.write_bytes(module_zip(files, version=version))
+    archive.write_bytes(module_zip(files, module, version))
     return archive
 
 

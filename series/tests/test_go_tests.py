@@ -4,6 +4,8 @@ a series touches, and the real go command on a work tree of the tests'
 own module: its tests, go vet and gofmt.
 """
 
+import base64
+import hashlib
 import json
 import tempfile
 import unittest
@@ -246,3 +248,103 @@ class GoTreeTest(base.RootTestCase):
 
 if __name__ == '__main__':
     unittest.main()
+
+
+# A module that requires the tests' own module, and the series' change of
+# it: it calls Triple, which only the demo module's series adds.
+USER_MODULE = 'example.com/user'
+USER_FILES = {
+    'go.mod': f'module {USER_MODULE}\n\ngo 1.22\n\n'
+              f'require {go_fixture.MODULE} {go_fixture.VERSION}\n',
+    'user.go': 'package user\n\nimport "example.com/demo"\n\n'
+               '// Quadruple quadruples.\n'
+               'func Quadruple(n int) int {\n'
+               '\treturn demo.Double(demo.Double(n))\n}\n',
+}
+USER_SERIES = {
+    'user.go': 'package user\n\nimport "example.com/demo"\n\n'
+               '// Sextuple multiplies by six.\n'
+               'func Sextuple(n int) int {\n'
+               '\treturn demo.Triple(demo.Double(n))\n}\n',
+    'user_test.go': 'package user\n\nimport "testing"\n\n'
+                    'func TestSextuple(t *testing.T) {\n'
+                    '\tif Sextuple(1) != 6 {\n\t\tt.Fatal("6")\n\t}\n}\n',
+}
+
+
+def go_mod_hash(text):
+    """go.sum's hash of a module's go.mod (dirhash.Hash1 of that file)."""
+    summary = f'{hashlib.sha256(text.encode()).hexdigest()}  go.mod\n'
+    return 'h1:' + base64.b64encode(
+        hashlib.sha256(summary.encode()).digest()).decode()
+
+
+class WorkspaceTest(base.RootTestCase):
+    """A Go module with a series requirement, built by the real go command
+    against the requirement's work tree.
+    """
+
+    def setUp(self):
+        super().setUp()
+        proxy = tempfile.TemporaryDirectory()
+        self.addCleanup(proxy.cleanup)
+        demo_h1 = go_module.hash1(go_fixture.serve(self, proxy.name))
+        # The released module verifies its requirement, as go.sum does.
+        go_sum = (f'{go_fixture.MODULE} {go_fixture.VERSION} {demo_h1}\n'
+                  f'{go_fixture.MODULE} {go_fixture.VERSION}/go.mod '
+                  f'{go_mod_hash(go_fixture.FILES["go.mod"])}\n')
+        user_h1 = go_module.hash1(go_fixture.publish(
+            proxy.name, {**USER_FILES, 'go.sum': go_sum},
+            module=USER_MODULE))
+        (self.root / 'projects.toml').write_text(
+            f'[demo]\nkind = "go"\nmodule = "{go_fixture.MODULE}"\n'
+            f'version = "{go_fixture.VERSION}"\nh1 = "{demo_h1}"\n\n'
+            f'[user]\nkind = "go"\nmodule = "{USER_MODULE}"\n'
+            f'version = "{go_fixture.VERSION}"\nh1 = "{user_h1}"\n'
+            'series-requirements = ["demo"]\n')
+        self.demo = config.get_project('demo')
+        self.user = config.get_project('user')
+        with mock.patch.object(process, 'say'):
+            for project, files in ((self.demo, {'demo.go': TRIPLE}),
+                                   (self.user, USER_SERIES)):
+                queue.apply(project)
+                for name, text in files.items():
+                    (project.tree / name).write_text(text)
+                process.git('add', '-A', cwd=project.tree)
+                process.git('commit', '-q', '-m', 'a change',
+                            cwd=project.tree, env=base.AUTHOR)
+
+    def go_test(self, project):
+        with mock.patch.object(process, 'say'):
+            [result] = go_tests.test(project)
+        return result
+
+    def test_the_tree_builds_against_its_requirements_work_tree(self):
+        result = self.go_test(self.user)
+        self.assertEqual((1, 0), (result.passed, result.failed),
+                         result.error)
+        self.assertEqual({f'{USER_MODULE}.TestSextuple': 'success'},
+                         result.results)
+        self.assertIn(f'\t{self.demo.tree}\n',
+                      (self.user.tree / 'go.work').read_text())
+
+    def test_without_the_workspace_the_release_is_built(self):
+        # The control: the released demo module has no Triple.
+        released = config.Project(**{**vars(self.user),
+                                     'series_requirements': ()})
+        result = self.go_test(released)
+        self.assertFalse((self.user.tree / 'go.work').exists())
+        self.assertEqual({USER_MODULE: 'fail'}, result.results)
+        log = config.ROOT / '.work' / 'logs' / 'user-unit.log'
+        self.assertIn('undefined: demo.Triple', log.read_text())
+
+    def test_the_workspace_is_never_part_of_a_patch(self):
+        self.go_test(self.user)
+        self.assertTrue((self.user.tree / 'go.work').exists())
+        self.assertEqual([], queue.uncommitted(self.user.tree))
+
+    def test_a_commit_s_worktree_gets_its_own_workspace(self):
+        with mock.patch.object(process, 'say'):
+            [row] = each.checked_rows(self.user)
+        self.assertEqual(('passed', 1), (row['result'], row['passed']))
+
