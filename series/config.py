@@ -41,6 +41,9 @@ class Project:
     # A Go module's build tags that `go vet` also builds with (files only
     # a tag builds, such as acceptance tests, vetted too).
     build_tags: tuple = ()
+    # {a Go package: the Ginkgo specs its tests run in process that must
+    # run and pass}: each spec is reported (series.go_tests.ginkgo_specs).
+    ginkgo_suites: dict = dataclasses.field(default_factory=dict)
     constraints: str = ''
     unit_tests: str = ''
     functional_tests: str = ''

@@ -11,6 +11,7 @@ them beside it (gophercloud's `<package>/testing`), those of its
 import json
 from pathlib import Path
 import re
+import tempfile
 import time
 
 from series import config
@@ -240,8 +241,57 @@ def run_ids(project, test_ids, name):
     return total
 
 
+# Ginkgo's states of a spec, as test statuses: a pending spec is one that
+# does not run.
+GINKGO_STATES = {'passed': 'success', 'skipped': 'skip', 'pending': 'skip'}
+
+
+def ginkgo_specs(project, package, required):
+    """The Ginkgo specs a Go test of `package` runs in process (csi-sanity
+    run by cinder-csi's tests/sanity), each as Ginkgo's JSON report gives
+    it: a SuiteResult with a result per spec ("<containers> <spec>"), a
+    skipped or pending spec with why. It fails on a failed spec, and
+    unless each spec of `required` ran and passed.
+    """
+    result = suites.SuiteResult(name=f'{project.name} specs of {package}')
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory() as directory:
+        report = Path(directory) / 'ginkgo.json'
+        proc = go_module.go('test', '-count=1', f'-timeout={TIMEOUT}',
+                            package, '-args', f'-ginkgo.json-report={report}',
+                            '-ginkgo.no-color', cwd=project.tree, check=False)
+        specs = json.loads(report.read_text()) if report.exists() else []
+    for suite in specs:
+        for spec in suite.get('SpecReports') or []:
+            name = ' '.join([*(spec.get('ContainerHierarchyTexts') or []),
+                             spec.get('LeafNodeText', '')])
+            status = GINKGO_STATES.get(spec.get('State'), 'fail')
+            result.results[name] = status
+            if status == 'skip':
+                result.skips[name] = ((spec.get('Failure') or {}).get(
+                    'Message') or spec.get('State'))
+    result.count()
+    not_passed = [spec for spec in required
+                  if result.results.get(spec) != 'success']
+    if not result.results:
+        result.fail(f'no spec reported (go test exited {proc.returncode}): '
+                    f'{proc.stdout.strip()[-500:]}')
+    elif not_passed:
+        result.fail('did not run and pass: ' + '; '.join(
+            f'{spec} ({result.results.get(spec, "absent")})'
+            for spec in not_passed))
+    elif proc.returncode and not result.failed:
+        result.fail(f'go test exited {proc.returncode} with no spec failed')
+    process.say(f'{project.name}: {package}: {result.passed} specs passed, '
+                f'{result.failed} failed, {result.skipped} skipped')
+    result.seconds = round(time.monotonic() - started, 1)
+    return result
+
+
 def test(project, background=False):
-    """The tests of the packages the series touches; [SuiteResult]."""
+    """The tests of the packages the series touches, then the Ginkgo specs
+    of the project's `ginkgo-suites`; [SuiteResult].
+    """
     workspace(project, queue.ensure_tree(project))
     changed = selection.changed_files(project.tree)
     package_paths = packages(project.tree, changed)
@@ -253,7 +303,9 @@ def test(project, background=False):
         result = suites.SuiteResult(name=f'{project.name} unit')
         result.fail('the series changes no Go package')
         return [result]
-    return [run(project, package_paths, 'unit', background)]
+    return [run(project, package_paths, 'unit', background),
+            *(ginkgo_specs(project, package, required)
+              for package, required in project.ginkgo_suites.items())]
 
 
 def lint(project):

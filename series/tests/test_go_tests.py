@@ -348,3 +348,69 @@ class WorkspaceTest(base.RootTestCase):
             [row] = each.checked_rows(self.user)
         self.assertEqual(('passed', 1), (row['result'], row['passed']))
 
+
+def ginkgo_spec(containers, leaf, state, message=None):
+    spec = {'ContainerHierarchyTexts': containers, 'LeafNodeText': leaf,
+            'State': state}
+    if message:
+        spec['Failure'] = {'Message': message}
+    return spec
+
+
+class GinkgoSpecsTest(unittest.TestCase):
+    """The specs of a Ginkgo suite run in process, from the JSON report
+    the go command's test binary writes.
+    """
+
+    def run_specs(self, specs, required=(), returncode=0):
+        def go(*args, cwd, check):
+            report = next(arg for arg in args
+                          if arg.startswith('-ginkgo.json-report='))
+            if specs is not None:
+                with open(report.partition('=')[2], 'w') as out:
+                    json.dump([{'SpecReports': specs}], out)
+            return mock.Mock(returncode=returncode, stdout='ok')
+        project = config.Project(name='demo', version='v1', kind='go',
+                                 h1='h1:x')
+        with mock.patch.object(go_module, 'go', side_effect=go), \
+                mock.patch.object(process, 'say'):
+            return go_tests.ginkgo_specs(project, './tests/sanity', required)
+
+    def test_each_spec_with_its_state(self):
+        result = self.run_specs([
+            ginkgo_spec(['Controller', 'Publish'], 'publishes', 'passed'),
+            ginkgo_spec(['Controller'], 'modifies', 'skipped',
+                        'ModifyVolume not supported'),
+            ginkgo_spec(['Node'], 'expands', 'pending'),
+            ginkgo_spec(['Node'], 'stages', 'failed', 'boom')],
+            returncode=1)
+        self.assertEqual({'Controller Publish publishes': 'success',
+                          'Controller modifies': 'skip',
+                          'Node expands': 'skip', 'Node stages': 'fail'},
+                         result.results)
+        self.assertEqual({'Controller modifies': 'ModifyVolume not supported',
+                          'Node expands': 'pending'}, result.skips)
+        self.assertEqual((1, 1, 2), (result.passed, result.failed,
+                                     result.skipped))
+
+    def test_a_required_spec_must_run_and_pass(self):
+        specs = [ginkgo_spec(['Controller'], 'publishes', 'passed'),
+                 ginkgo_spec(['Controller'], 'conflicts', 'skipped', 'no')]
+        self.assertEqual('', self.run_specs(
+            specs, ['Controller publishes']).error)
+        result = self.run_specs(specs, ['Controller conflicts',
+                                        'Controller gone'])
+        self.assertEqual('did not run and pass: Controller conflicts '
+                         '(skip); Controller gone (absent)', result.error)
+        self.assertTrue(result.failed)
+
+    def test_a_run_without_a_report_fails(self):
+        result = self.run_specs(None, returncode=2)
+        self.assertTrue(result.failed)
+        self.assertIn('no spec reported (go test exited 2)', result.error)
+
+    def test_an_exit_status_without_a_failed_spec_fails(self):
+        result = self.run_specs(
+            [ginkgo_spec(['Controller'], 'publishes', 'passed')],
+            returncode=1)
+        self.assertIn('go test exited 1 with no spec failed', result.error)
