@@ -34,11 +34,13 @@ from series import virtualenvs
 
 # The projects whose mutants CI runs (mutants.toml).
 CI_MUTANT_PROJECTS = (mutants.TOOLS, 'os-traits', 'openstacksdk',
-                      'python-openstackclient', 'cinder', 'gophercloud')
+                      'python-openstackclient', 'cinder', 'gophercloud',
+                      'cloud-provider-openstack')
 # The projects whose every commit CI runs alone (`tools/series each`):
 # all but Nova, whose commits take a stestr run of their modules each.
 CI_EACH_PROJECTS = ('os-traits', 'openstacksdk', 'python-openstackclient',
-                    'tempest', 'cinder', 'gophercloud')
+                    'tempest', 'cinder', 'gophercloud',
+                    'cloud-provider-openstack')
 # The tool tests that skip without a virtualenv or work tree of this
 # checkout.
 VIRTUALENV_TOOL_TESTS = ('series.tests.test_suites.RunStestrTest',
