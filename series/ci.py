@@ -19,6 +19,7 @@ from series import config
 from series import contract
 from series import demo
 from series import each
+from series import go_tests
 from series import kinds
 from series import linters
 from series import manual
@@ -223,6 +224,11 @@ def prepare(function, *args):
                     f'{failure}')
 
 
+def go_work_tree(project):
+    """A Go module's work tree, applied if missing, with its workspace."""
+    go_tests.workspace(project, queue.ensure_tree(project))
+
+
 def virtualenv(project):
     """The project's test virtualenv, its work tree applied first if
     there is none.
@@ -362,12 +368,13 @@ def ci(args):
     if queue.read_series(cinder):
         timings.run('cinder virtualenv', prepare, virtualenv, cinder)
     timings.run('cloud virtualenv', prepare, service_venv.ensure)
-    # The work tree a step of the cloud builds a Go program against, before
-    # the lane that tests it runs beside the cloud.
-    gophercloud = projects['gophercloud']
-    if queue.read_series(gophercloud):
-        timings.run('gophercloud work tree', prepare, queue.ensure_tree,
-                    gophercloud)
+    # The work trees the cloud's steps build Go programs from or against
+    # (cloud-provider-openstack's with its workspace), before the lane
+    # that tests them runs beside the cloud.
+    for name in ('gophercloud', 'cloud-provider-openstack'):
+        if queue.read_series(projects[name]):
+            timings.run(f'{name} work tree', prepare, go_work_tree,
+                        projects[name])
     # The real cloud mostly waits (on its guests, services and timeouts):
     # everything else runs beside it in two lanes at a background priority
     # (in_the_background()), on the CPU it leaves and at full speed once

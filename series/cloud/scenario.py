@@ -11,6 +11,7 @@ import functools
 import time
 
 from series.cloud import attach_steps
+from series.cloud import cinder_csi_step
 from series.cloud.client import check
 from series.cloud.client import Cloud
 from series.cloud import deploy
@@ -48,6 +49,10 @@ STEPS = (
                        'multiattach volume ro on both hosts and a control '
                        'without a mode; every attachment checked',
                        gophercloud_step.gophercloud_attach),
+    after_multi_create('cinder-csi', "Kubernetes' cinder-csi plugin "
+                       'publishes a multiattach volume MULTI_NODE_READER_ONLY '
+                       'on both hosts and a control SINGLE_NODE_WRITER; '
+                       'every attachment checked', cinder_csi_step.cinder_csi),
     after_multi_create('readonly-flag', "Cinder's readonly flag",
                        attach_steps.readonly_flag),
     after_multi_create('hard-reboot', 'hard reboot', move_steps.hard_reboot),

@@ -24,7 +24,7 @@ class Report:
     """What report.json holds: the hosts, each server as last checked,
     one row per attachment per check, one entry per step, the volumes'
     RBD digests, the faults, the tempest, openstacksdk,
-    python-openstackclient and gophercloud runs.
+    python-openstackclient and gophercloud runs, the cinder-csi calls.
     """
 
     hosts: dict = dataclasses.field(default_factory=host_entries)
@@ -37,6 +37,8 @@ class Report:
     openstacksdk: dict = None
     openstackclient: dict = None
     gophercloud: dict = None
+    # The cinder-csi step's calls, each with its answer.
+    cinder_csi: dict = None
     # {server: {round (boot-seq-disk): insmod's and the request's
     # errors}} of the guest rounds whose bypass write logged no result
     # (guest.missing()).

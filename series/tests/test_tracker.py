@@ -15,7 +15,7 @@ from series.cloud import tracker
 SERVER = '6b4164b7-fd66-4758-a5c8-6a2f0c9e1d20'
 SCENARIO_KEYS = ['hosts', 'servers', 'attachments', 'steps', 'volumes',
                  'faults', 'tempest', 'openstacksdk', 'openstackclient',
-                 'gophercloud',
+                 'gophercloud', 'cinder_csi',
                  'seconds']
 
 
@@ -30,6 +30,7 @@ class ReportTest(unittest.TestCase):
         self.assertIsNone(report['tempest'])
         self.assertIsNone(report['openstacksdk'])
         self.assertIsNone(report['openstackclient'])
+        self.assertIsNone(report['cinder_csi'])
         self.assertEqual([], report['steps'])
 
     def test_missing_bypass_rounds_only_once_there_are_some(self):
