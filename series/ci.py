@@ -11,6 +11,7 @@ import time
 import traceback
 
 from series import checks
+from series import cinder_csi_node
 from series.cloud import deploy
 from series.cloud import scenario
 from series.cloud import service_venv
@@ -330,6 +331,12 @@ def docs_and_clients(projects, timings):
             if name in CI_EACH_PROJECTS:
                 results.append(timings.run(f'{name} each commit',
                                            each.suite, project))
+    # cinder-csi's node service with its series on this machine's block
+    # devices (loop devices): what no guest of the real cloud runs.
+    cinder_csi = projects.get(cinder_csi_node.PROJECT)
+    if cinder_csi and queue.read_series(cinder_csi):
+        results.append(timings.run('cinder-csi node service on loop devices',
+                                   cinder_csi_node.suite))
     # The tool tests that run the real stestr skip before any virtualenv
     # exists, as in the first run above; they run here, where they must
     # pass.

@@ -414,3 +414,16 @@ class GinkgoSpecsTest(unittest.TestCase):
             [ginkgo_spec(['Controller'], 'publishes', 'passed')],
             returncode=1)
         self.assertIn('go test exited 1 with no spec failed', result.error)
+
+
+class OwnGoProgramsTest(unittest.TestCase):
+    """This repository's own Go programs (the cloud's clients, the node
+    service's driver) are formatted as gofmt -s leaves them.
+    """
+
+    def test_gofmt(self):
+        programs = sorted(path.parent for path in
+                          (base.REPOSITORY / 'series').rglob('go.mod'))
+        self.assertGreaterEqual(len(programs), 3)
+        proc = process.run(['gofmt', '-l', '-s', *programs], check=False)
+        self.assertEqual((0, ''), (proc.returncode, proc.stdout.strip()))
