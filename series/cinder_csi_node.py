@@ -84,9 +84,7 @@ def workspace_file():
         config.get_project(name).tree
         for name in project.series_requirements]
     path = go_module.cache_directory() / 'work' / 'cinder-csi-stage.go.work'
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text('go 1.26.0\n\nuse (\n' +
-                    ''.join(f'\t{directory}\n' for directory in used) + ')\n')
+    go_tests.write_workspace(path, tree, used)
     return path
 
 

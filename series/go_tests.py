@@ -54,15 +54,23 @@ def workspace(project, tree):
         return tree
     required = [queue.ensure_tree(config.get_project(name))
                 for name in project.series_requirements]
+    write_workspace(tree / 'go.work', tree, ['.', *required])
+    return tree
+
+
+def write_workspace(path, tree, directories):
+    """Write the Go workspace `path` that uses `directories`, at the go
+    version of the module in `tree`.
+    """
     version = re.search(r'^go (\S+)$', (tree / 'go.mod').read_text(), re.M)
     if not version:
         raise config.SeriesError(f'{tree / "go.mod"} names no go version')
-    (tree / 'go.work').write_text(
-        '// Written by tools/series: this tree built against the work trees '
-        'of its\n// series requirements.\n'
-        f'go {version.group(1)}\n\nuse (\n\t.\n' +
-        ''.join(f'\t{path}\n' for path in required) + ')\n')
-    return tree
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(
+        '// Written by tools/series: modules built against the work trees '
+        'of the\n// series they require.\n'
+        f'go {version.group(1)}\n\nuse (\n' +
+        ''.join(f'\t{directory}\n' for directory in directories) + ')\n')
 
 
 def import_path(project, directory):
