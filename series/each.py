@@ -34,6 +34,11 @@ class ProjectAtCommit(config.Project):
     def tree(self):
         return self.worktree
 
+    @property
+    def series_tree(self):
+        """The project's work tree, at the series' last commit."""
+        return config.Project.tree.fget(self)
+
 
 def at_commit(project, worktree):
     return ProjectAtCommit(**dataclasses.asdict(project), worktree=worktree)

@@ -61,15 +61,28 @@ def prepare_copy(project, environment, tree, label):
     go_tests.workspace(project, tree)
 
 
+# The files of a module's requirements: a commit that changes them
+# changes the build of every package.
+MODULE_FILES = ('go.mod', 'go.sum')
+
+
 def test_commit(project, environment, label, files, row):
     """A commit in its worktree (`project.tree`): go test of the packages
     of its Go files that have tests without build tags, gofmt and go vet
     of those files (built with the project's tags: a commit of acceptance
-    tests alone is vetted, its tests not run); into its `row`.
+    tests alone is vetted, its tests not run); into its `row`. A commit
+    that changes the module's requirements (a dependency bump) is tested
+    with the packages the whole series touches (those it lacks have no
+    tests to run: go_tests.with_tests).
     """
     go_tests.workspace(project, project.tree)
-    packages = go_tests.with_tests(project, project.tree,
-                                   go_tests.packages(project.tree, files))
+    touched = go_tests.packages(project.tree, files)
+    if any(name in MODULE_FILES for name in files):
+        touched += [
+            package
+            for package in go_tests.series_packages(project.series_tree)
+            if package not in touched]
+    packages = go_tests.with_tests(project, project.tree, touched)
     row['modules'] = packages
     for package in packages:
         process.say(f'  {package}')

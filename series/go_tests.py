@@ -42,6 +42,13 @@ def packages(tree, files):
             for directory in found]
 
 
+def series_packages(tree):
+    """The packages (./dir) of the Go files the series of the work tree
+    `tree` changes.
+    """
+    return packages(tree, selection.changed_files(tree))
+
+
 def workspace(project, tree):
     """`tree`, with a Go workspace (its go.work) that uses it and the work
     trees of the project's series requirements, applied where missing:
@@ -301,8 +308,7 @@ def test(project, background=False):
     of the project's `ginkgo-suites`; [SuiteResult].
     """
     workspace(project, queue.ensure_tree(project))
-    changed = selection.changed_files(project.tree)
-    package_paths = packages(project.tree, changed)
+    package_paths = series_packages(project.tree)
     process.say(f'{project.name}: selection derived from the series: '
                 f'{len(package_paths)} packages')
     for package in package_paths:

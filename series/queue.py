@@ -44,7 +44,7 @@ __pycache__/
 /.coverage*
 /instances/
 object_hashes.txt
-# the Go workspace of a Go module's series requirements (go_module.workspace)
+# the Go workspace of a Go module's series requirements (go_tests.workspace)
 /go.work
 /go.work.sum
 """

@@ -153,6 +153,23 @@ class GoTreeTest(base.RootTestCase):
         # The module's root has no tests of its own: its testing has.
         self.assertEqual(['./testing'], rows[0]['modules'])
 
+    def test_a_commit_of_the_requirements_runs_the_series_packages(self):
+        # As a dependency bump: go.mod alone, before the series' changes
+        # of Go files; a package the series adds later is not the bump's.
+        self.change({'go.mod': 'module example.com/demo\n\ngo 1.23\n'})
+        self.change({'demo.go': TRIPLE})
+        self.change({'extra/extra.go': 'package extra\n',
+                     'extra/extra_test.go': (
+                         'package extra\n\nimport "testing"\n\n'
+                         'func TestExtra(t *testing.T) {}\n')})
+        with mock.patch.object(process, 'say'):
+            rows = each.checked_rows(self.project)
+        self.assertEqual([('passed', 1, ['./testing']),
+                          ('passed', 1, ['./testing']),
+                          ('passed', 1, ['./extra'])],
+                         [(row['result'], row['passed'], row['modules'])
+                          for row in rows])
+
     def test_a_commit_of_tagged_tests_alone_is_vetted_not_run(self):
         self.change({'demo.go': TRIPLE})
         # As gophercloud's acceptance tests: a package whose tests all
