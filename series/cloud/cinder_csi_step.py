@@ -75,18 +75,18 @@ def cloud_conf():
             f'region = {layout.REGION}\n')
 
 
-def controller(plugin):
-    """The plugin's controller service, a service of the cloud, and the
-    path of its socket.
+def controller(plugin, name=SERVICE, directory=None):
+    """The plugin's controller service, a service of the cloud called
+    `name`, and the path of its socket (in `directory`).
     """
-    directory = layout.directory() / 'cinder-csi'
+    directory = directory or layout.directory() / 'cinder-csi'
     directory.mkdir(parents=True, exist_ok=True)
     conf = directory / 'cloud.conf'
     conf.write_text(cloud_conf())
     socket = directory / 'csi.sock'
     socket.unlink(missing_ok=True)
     return services.Service(
-        name=SERVICE,
+        name=name,
         command=(plugin, '--endpoint', f'unix://{socket}', '--cloud-config',
                  conf, '--provide-node-service=false', '--cluster',
                  'scenario', '--v', '4')), socket

@@ -14,6 +14,7 @@ from series.cloud import attach_steps
 from series.cloud import cinder_csi_step
 from series.cloud.client import check
 from series.cloud.client import Cloud
+from series.cloud import csi_sanity_step
 from series.cloud import deploy
 from series.cloud import faults
 from series.cloud import gophercloud_acceptance
@@ -53,6 +54,9 @@ STEPS = (
                        'publishes a multiattach volume MULTI_NODE_READER_ONLY '
                        'on both hosts and a control SINGLE_NODE_WRITER; '
                        'every attachment checked', cinder_csi_step.cinder_csi),
+    after_multi_create('csi-sanity', "csi-sanity's controller specs against "
+                       'cinder-csi, publishing to a server of the run',
+                       csi_sanity_step.csi_sanity),
     after_multi_create('readonly-flag', "Cinder's readonly flag",
                        attach_steps.readonly_flag),
     after_multi_create('hard-reboot', 'hard reboot', move_steps.hard_reboot),

@@ -24,7 +24,8 @@ class Report:
     """What report.json holds: the hosts, each server as last checked,
     one row per attachment per check, one entry per step, the volumes'
     RBD digests, the faults, the tempest, openstacksdk,
-    python-openstackclient and gophercloud runs, the cinder-csi calls.
+    python-openstackclient and gophercloud runs, the cinder-csi calls, the
+    csi-sanity specs.
     """
 
     hosts: dict = dataclasses.field(default_factory=host_entries)
@@ -39,6 +40,8 @@ class Report:
     gophercloud: dict = None
     # The cinder-csi step's calls, each with its answer.
     cinder_csi: dict = None
+    # The csi-sanity step's specs, each with its outcome.
+    csi_sanity: dict = None
     # {server: {round (boot-seq-disk): insmod's and the request's
     # errors}} of the guest rounds whose bypass write logged no result
     # (guest.missing()).

@@ -15,7 +15,7 @@ from series.cloud import tracker
 SERVER = '6b4164b7-fd66-4758-a5c8-6a2f0c9e1d20'
 SCENARIO_KEYS = ['hosts', 'servers', 'attachments', 'steps', 'volumes',
                  'faults', 'tempest', 'openstacksdk', 'openstackclient',
-                 'gophercloud', 'cinder_csi',
+                 'gophercloud', 'cinder_csi', 'csi_sanity',
                  'seconds']
 
 
@@ -31,6 +31,7 @@ class ReportTest(unittest.TestCase):
         self.assertIsNone(report['openstacksdk'])
         self.assertIsNone(report['openstackclient'])
         self.assertIsNone(report['cinder_csi'])
+        self.assertIsNone(report['csi_sanity'])
         self.assertEqual([], report['steps'])
 
     def test_missing_bypass_rounds_only_once_there_are_some(self):
