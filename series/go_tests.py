@@ -261,6 +261,12 @@ def run_ids(project, test_ids, name):
 GINKGO_STATES = {'passed': 'success', 'skipped': 'skip', 'pending': 'skip'}
 
 
+def spec_name(spec):
+    """A spec of a Ginkgo JSON report as "<containers> <spec>"."""
+    return ' '.join([*(spec.get('ContainerHierarchyTexts') or []),
+                     spec.get('LeafNodeText', '')])
+
+
 def ginkgo_specs(project, package, required):
     """The Ginkgo specs a Go test of `package` runs in process (csi-sanity
     run by cinder-csi's tests/sanity), each as Ginkgo's JSON report gives
@@ -278,8 +284,7 @@ def ginkgo_specs(project, package, required):
         specs = json.loads(report.read_text()) if report.exists() else []
     for suite in specs:
         for spec in suite.get('SpecReports') or []:
-            name = ' '.join([*(spec.get('ContainerHierarchyTexts') or []),
-                             spec.get('LeafNodeText', '')])
+            name = spec_name(spec)
             status = GINKGO_STATES.get(spec.get('State'), 'fail')
             result.results[name] = status
             if status == 'skip':

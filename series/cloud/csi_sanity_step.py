@@ -161,11 +161,6 @@ def run_sanity(binary, node_socket, controller_socket, directory):
             if spec.get('LeafNodeType') == 'It']
 
 
-def spec_name(spec):
-    return ' '.join([*(spec.get('ContainerHierarchyTexts') or []),
-                     spec.get('LeafNodeText', '')])
-
-
 def outcome(spec):
     """A spec's outcome: passed, "passed on attempt <n>", skipped,
     pending, CLEANUP_BUSY (its body passed; its cleanup found a volume
@@ -269,7 +264,8 @@ def csi_sanity(tracker):
         with tempfile.TemporaryDirectory() as scratch:
             specs = run_sanity(binary, node_socket, controller_socket,
                                Path(scratch))
-        outcomes = {spec_name(spec): outcome(spec) for spec in specs}
+        outcomes = {go_tests.spec_name(spec): outcome(spec)
+                    for spec in specs}
         report['specs'] = outcomes
         problems = spec_problems(outcomes)
     finally:

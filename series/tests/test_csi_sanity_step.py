@@ -12,6 +12,7 @@ from unittest import mock
 
 from series.cloud.client import Failed
 from series.cloud import csi_sanity_step
+from series import go_tests
 
 REQUIRED = csi_sanity_step.REQUIRED
 BUSY = csi_sanity_step.CLEANUP_BUSY
@@ -77,8 +78,8 @@ class OutcomeTest(unittest.TestCase):
             'x', 'failed', 'AfterEach', 'resource cleanup failed'))
         self.assertTrue(result.startswith('failed in AfterEach'), result)
 
-    def test_the_name_is_the_containers_and_the_leaf(self):
-        self.assertEqual(REQUIRED, csi_sanity_step.spec_name(spec(
+    def test_the_required_name_is_the_containers_and_the_leaf(self):
+        self.assertEqual(REQUIRED, go_tests.spec_name(spec(
             'should fail when the volume is already published but is '
             'incompatible')))
 
