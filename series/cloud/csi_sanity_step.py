@@ -52,8 +52,9 @@ REQUIRED = ('Controller Service [Controller Server] ControllerPublishVolume '
 # csi-sanity's names its volumes so; cinder-csi names Cinder's volumes
 # after them.
 VOLUME_PREFIX = 'sanity-'
-# The specs released cinder-csi v1.36.0 fails against this cloud too,
-# skipped: {spec: why}.
+# The specs that fail against a real Cinder, always or on timing, in code
+# of cinder-csi the series does not change (released cinder-csi v1.36.0
+# fails them too). Skipped: {spec: why}.
 SKIPPED = {
     'should fail when an invalid starting_token is passed':
         'cinder-csi answers ListVolumes with an invalid starting_token '
@@ -63,6 +64,16 @@ SKIPPED = {
         'it ("volume is not assigned to a host")',
     'should create volume from an existing source volume':
         'cinder-csi clones the new volume before it is available',
+    'check the presence of new volumes and absence of deleted ones in the '
+    'volume list':
+        'it deletes the volume CreateVolume has just returned and counts '
+        "the project's volumes at once: Cinder has removed the volume by "
+        'then only if it has no host yet, refuses the delete while a host '
+        'creates it and deletes it after the call once it is available, '
+        'so the count is a race with the scheduler; on a retry '
+        'CreateVolume returns the volume the attempt before left (it has '
+        'the same name) and the count does not grow (the plugin\'s '
+        'in-process csi-sanity, on its fake cloud, runs the spec)',
 }
 # What Cinder (and cinder-csi) answer for a volume Cinder is still
 # detaching or deleting: the only failures of a spec's cleanup that are

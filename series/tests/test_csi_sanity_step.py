@@ -6,6 +6,7 @@ whatever fails.
 
 import json
 from pathlib import Path
+import re
 import tempfile
 import unittest
 from unittest import mock
@@ -195,6 +196,12 @@ class RunSanityTest(unittest.TestCase):
         self.assertIn('--ginkgo.flake-attempts=3', command)
         self.assertIn('--ginkgo.skip=' + '|'.join(csi_sanity_step.SKIPPED),
                       command)
+
+    def test_each_skipped_spec_matches_only_itself(self):
+        # --ginkgo.skip is a regular expression: a leaf with one of its
+        # metacharacters would skip nothing, or more than itself.
+        for leaf in csi_sanity_step.SKIPPED:
+            self.assertEqual(re.escape(leaf).replace('\\ ', ' '), leaf)
 
     def test_a_run_without_a_report_fails_with_its_output(self):
         with tempfile.TemporaryDirectory() as directory, mock.patch.object(
