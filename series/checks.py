@@ -224,7 +224,8 @@ def check_applies(project, quilt=False):
         for name in names:
             path = project.patches / name
             if am_ok:
-                result = process.git('am', '-q', path, cwd=am_tree,
+                result = process.git('am', *queue.AM_OPTIONS, path,
+                                     cwd=am_tree,
                                      env=pristine.TOOL_IDENT, check=False)
                 if result.returncode != 0:
                     am_ok = False

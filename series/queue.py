@@ -21,6 +21,11 @@ FORMAT_PATCH = [
     '--dst-prefix=b/', '--no-color', '--stat=72,50', '--encode-email-headers',
 ]
 
+# Options of `git am` that keep each commit as exported: its dates, and
+# a subject's bracketed prefix ("[component] Subject"), of which git am
+# would strip all but [PATCH].
+AM_OPTIONS = ['-q', '--keep-non-patch', '--committer-date-is-author-date']
+
 # A file in a work tree's .git naming what runs from the tree (the real
 # cloud's services import Nova and Cinder from theirs): apply() refuses
 # to rebuild the tree under it.
@@ -228,7 +233,7 @@ def apply(project, force=False, alternative=''):
         hook.write_text(COMMIT_MSG_HOOK)
         hook.chmod(0o755)
     for name in names:
-        result = process.git('am', '-q', '--committer-date-is-author-date',
+        result = process.git('am', *AM_OPTIONS,
                              project.patches / name, cwd=tree,
                              env=pristine.TOOL_IDENT, check=False)
         if result.returncode != 0:

@@ -65,9 +65,8 @@ def rebase(project, version, pin=None, index=None):
     names = queue.read_series(project)
     for number, name in enumerate(names, 1):
         result = process.git(
-            'am', '-q', '-3', '--committer-date-is-author-date',
-            project.patches / name, cwd=tree, env=pristine.TOOL_IDENT,
-            check=False)
+            'am', *queue.AM_OPTIONS, '-3', project.patches / name, cwd=tree,
+            env=pristine.TOOL_IDENT, check=False)
         if result.returncode != 0:
             raise config.SeriesError(
                 f'{name} ({number} of {len(names)}) does not apply to '

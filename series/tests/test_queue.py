@@ -64,6 +64,18 @@ class ApplyExportTest(base.SeriesTestCase):
         self.quiet(queue.export, self.project)
         self.assertEqual(before, self.patch_bytes())
 
+    def test_a_bracketed_subject_prefix_survives_apply_and_export(self):
+        self.make_series()
+        self.edit('demo/core.py', 'line 20\n', 'line twenty\n')
+        self.commit('[demo] Spell out line twenty')
+        self.quiet(queue.export, self.project)
+        before = self.patch_bytes()
+        self.quiet(queue.apply, self.project)
+        self.assertEqual('[demo] Spell out line twenty',
+                         self.git('log', '-1', '--format=%s').strip())
+        self.quiet(queue.export, self.project)
+        self.assertEqual(before, self.patch_bytes())
+
     def test_export_ignores_user_git_configuration(self):
         self.make_series()
         before = self.patch_bytes()
