@@ -81,11 +81,12 @@ SKIPPED = {
 CINDER_BUSY = ('Volume status must be available', 'its status is deleting')
 CLEANUP_BUSY = 'cleanup found Cinder busy'
 SANITY_SECONDS = 900
-# csi-sanity publishes a volume as soon as CreateVolume returns, and
-# cinder-csi returns before Cinder has made the volume available: Nova
-# then refuses the attach ("the current status is creating"), now and
-# then. Kubernetes' external-attacher retries; so does the step, a spec
-# at most ATTEMPTS times, and says which passed only on a retry.
+# csi-sanity deletes a volume as soon as CreateVolume returns, and
+# cinder-csi returns before Cinder has made the volume available: Cinder
+# then refuses the delete while a host creates the volume, now and then
+# (cinder-csi with its series waits for such a volume before it attaches
+# it, not before it deletes it). Kubernetes retries; so does the step, a
+# spec at most ATTEMPTS times, and says which passed only on a retry.
 ATTEMPTS = 3
 
 
