@@ -212,6 +212,15 @@ def spec_problems(outcomes):
     return problems
 
 
+def skip_reasons(outcomes):
+    """{spec: why} of the specs of csi-sanity's {spec: outcome} that the
+    step skipped (SKIPPED).
+    """
+    return {name: why for name, result in outcomes.items()
+            if result == 'skipped'
+            for leaf, why in SKIPPED.items() if name.endswith(leaf)}
+
+
 def sanity_volumes(cloud):
     return [volume for volume in cloud.member.get(
         'cinder-api', cloud.volume_path(f'/detail?name~={VOLUME_PREFIX}'))[
@@ -279,6 +288,7 @@ def csi_sanity(tracker):
         outcomes = {go_tests.spec_name(spec): outcome(spec)
                     for spec in specs}
         report['specs'] = outcomes
+        report['skipped_by_the_step'] = skip_reasons(outcomes)
         problems = spec_problems(outcomes)
     finally:
         services.stop_all(running)

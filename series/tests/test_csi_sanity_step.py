@@ -114,6 +114,23 @@ class SpecProblemsTest(unittest.TestCase):
         self.assertIn('ran, though skipped', problem)
 
 
+class SkipReasonsTest(unittest.TestCase):
+
+    def test_the_specs_the_step_skipped_with_why(self):
+        leaf, why = next(iter(csi_sanity_step.SKIPPED.items()))
+        self.assertEqual({f'Controller Service {leaf}': why},
+                         csi_sanity_step.skip_reasons({
+                             f'Controller Service {leaf}': 'skipped',
+                             'Controller Service other': 'skipped',
+                             REQUIRED: 'passed'}))
+
+    def test_a_spec_the_step_skips_that_ran_has_no_reason(self):
+        leaf = next(iter(csi_sanity_step.SKIPPED))
+        for outcome in ('passed', 'failed in It: boom'):
+            self.assertEqual({}, csi_sanity_step.skip_reasons({
+                f'Controller Service {leaf}': outcome}))
+
+
 class FakeCloud:
     """Cinder's volumes by id; detach empties a volume's attachments."""
 
@@ -291,6 +308,15 @@ class StepTest(unittest.TestCase):
         detail, report = self.run_step(self.required())
         self.assertIn('1 passed', detail)
         self.assertEqual({REQUIRED: 'passed'}, report['specs'])
+
+    def test_the_report_says_why_the_step_skipped_a_spec(self):
+        leaf, why = next(iter(csi_sanity_step.SKIPPED.items()))
+        skipped = spec(leaf, 'skipped', containers=('Controller Service',))
+        detail, report = self.run_step(
+            lambda *args: [*self.required()(), skipped])
+        self.assertIn('1 passed, 1 skipped', detail)
+        self.assertEqual({f'Controller Service {leaf}': why},
+                         report['skipped_by_the_step'])
 
     def test_a_run_that_raises_stops_everything(self):
         def fails(*args):
